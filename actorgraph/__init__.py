@@ -1,0 +1,74 @@
+"""actorgraph: stateful graph workflows that survive failure.
+
+Every vertex is a pykka actor; a coordinator actor runs Pregel supersteps,
+merges whole states without losing updates, and records each task's outcome.
+"""
+
+from actorgraph._context import Context, interrupt
+from actorgraph._errors import (
+    ActorGraphError,
+    CheckpointError,
+    GraphValidationError,
+    InvalidUpdateError,
+    MergeConflictError,
+    RecursionLimitError,
+    RoutingError,
+    RunCancelledError,
+    RunTimeoutError,
+    SerializationError,
+    VertexActorDiedError,
+    VertexError,
+    VertexTimeoutError,
+)
+from actorgraph._compiled import CompiledGraph
+from actorgraph._graph import Graph
+from actorgraph._handle import RunHandle
+from actorgraph._types import (
+    END,
+    START,
+    Command,
+    ErrorInfo,
+    Interrupt,
+    RetryPolicy,
+    RunResult,
+    Send,
+    Snapshot,
+    SuperstepState,
+    VertexResult,
+)
+from actorgraph._validate import GraphValidationWarning
+
+__all__ = [
+    "END",
+    "START",
+    "ActorGraphError",
+    "CheckpointError",
+    "Command",
+    "CompiledGraph",
+    "Context",
+    "ErrorInfo",
+    "Graph",
+    "GraphValidationError",
+    "GraphValidationWarning",
+    "Interrupt",
+    "InvalidUpdateError",
+    "MergeConflictError",
+    "RecursionLimitError",
+    "RetryPolicy",
+    "RoutingError",
+    "RunCancelledError",
+    "RunHandle",
+    "RunResult",
+    "RunTimeoutError",
+    "Send",
+    "SerializationError",
+    "Snapshot",
+    "SuperstepState",
+    "VertexActorDiedError",
+    "VertexError",
+    "VertexResult",
+    "VertexTimeoutError",
+    "interrupt",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,245 @@
+"""Building a graph: vertices, plain edges, joins and conditional edges.
+
+`GraphBuilder` collects the user's declarations and checks each one as it is
+made (so the error points at the line that caused it); `_validate.py` checks
+the whole graph when it is compiled and produces the frozen `GraphSpec`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from actorgraph._errors import GraphValidationError
+from actorgraph._types import END, START, RetryPolicy
+from actorgraph.merge import Merge
+
+__all__ = ["GraphBuilder", "takes_ctx"]
+
+S = TypeVar("S")
+
+DEFAULT_CONCURRENCY = 32
+
+
+def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
+    """Whether `fn` is `fn(state, ctx)` rather than `fn(state)` (decided once).
+
+    Raises:
+        GraphValidationError: `fn` takes no positional argument for the state.
+    """
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature: state only
+        return False
+    positional = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    if not positional and not varargs:
+        msg = f"{what} takes no positional argument; it must accept the state: def fn(state) or def fn(state, ctx)"
+        raise GraphValidationError(msg)
+    return len(positional) >= 2  # noqa: PLR2004 - (state, ctx)
+
+
+@dataclass(slots=True)
+class _Vertex:
+    name: str
+    fn: Callable[..., Any]
+    retry: tuple[RetryPolicy, ...] | None
+    timeout: float | None
+    destinations: tuple[str, ...] | None
+    concurrency: int
+    on_error: Callable[..., Any] | None
+
+
+@dataclass(slots=True)
+class _Router:
+    source: str
+    fn: Callable[..., Any]
+    path_map: dict[Any, str] | None
+
+
+class GraphBuilder(Generic[S]):
+    """The declarations of a graph, before it is compiled."""
+
+    def __init__(
+        self,
+        merge: Merge | None = None,
+        *,
+        name: str | None = None,
+        retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
+    ) -> None:
+        """Start an empty graph.
+
+        Args:
+            merge: `merge(base, states)` for fan-ins; default: three-way per key.
+            name: the graph's name, used in logs and pictures.
+            retry: the retry policy (or policies) of vertices that declare none.
+        """
+        if merge is not None and not callable(merge):
+            msg = f"Graph(merge=...) must be a function merge(base, states), got {merge!r}"
+            raise GraphValidationError(msg)
+        self.merge = merge
+        self.name = name or "graph"
+        self.retry = _policies(retry, "Graph(retry=...)")
+        self._vertices: dict[str, _Vertex] = {}
+        self._edges: list[tuple[str, str]] = []
+        self._joins: list[tuple[tuple[str, ...], str]] = []
+        self._routers: list[_Router] = []
+
+    def add_vertex(  # noqa: PLR0913 - the options of a vertex, all keyword-only
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        timeout: float | None = None,
+        destinations: Sequence[str] | None = None,
+        concurrency: int | None = None,
+        on_error: Callable[[Any, BaseException], Any] | None = None,
+    ) -> GraphBuilder[S]:
+        """Add a vertex.
+
+        Args:
+            name: a unique name (not START or END, no `:`).
+            fn: `fn(state)` or `fn(state, ctx)`; returns the new state, None
+                (forward the input), or a `Command`.
+            retry: a `RetryPolicy` or several (the first that matches decides).
+            timeout: seconds a task may run before it is abandoned and retried.
+            destinations: where `Command(goto=...)` may route.
+            concurrency: the most tasks of this vertex running at once (default 32).
+            on_error: `handler(state, error)` run after the retries are spent; it
+                returns a state or a `Command` that routes around the failure.
+
+        Returns:
+            The graph, for chaining.
+        """
+        _check_name(name)
+        if name in self._vertices:
+            msg = f"vertex {name!r} was added twice; give each vertex a unique name"
+            raise GraphValidationError(msg)
+        if not callable(fn):
+            msg = f"vertex {name!r}: fn must be callable, got {type(fn).__name__}"
+            raise GraphValidationError(msg)
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+            msg = f"vertex {name!r}: timeout must be a positive number of seconds, got {timeout!r}"
+            raise GraphValidationError(msg)
+        if concurrency is not None and not (isinstance(concurrency, int) and concurrency >= 1):
+            msg = f"vertex {name!r}: concurrency must be an int >= 1, got {concurrency!r}"
+            raise GraphValidationError(msg)
+        if on_error is not None and not callable(on_error):
+            msg = f"vertex {name!r}: on_error must be callable handler(state, error)"
+            raise GraphValidationError(msg)
+        if isinstance(destinations, str):
+            destinations = (destinations,)
+        self._vertices[name] = _Vertex(
+            name,
+            fn,
+            _policies(retry, f"vertex {name!r}: retry") if retry is not None else None,
+            float(timeout) if timeout is not None else None,
+            tuple(destinations) if destinations is not None else None,
+            concurrency or DEFAULT_CONCURRENCY,
+            on_error,
+        )
+        return self
+
+    def add_edge(self, src: str | Sequence[str], dst: str) -> GraphBuilder[S]:
+        """Add an edge `src -> dst`, or a join `[a, b] -> dst`.
+
+        A join's target runs once every listed source has delivered to it since
+        its last run, with all their states merged.
+
+        Returns:
+            The graph, for chaining.
+        """
+        if dst == START:
+            msg = f"edge {src!r} -> START: nothing may lead into START"
+            raise GraphValidationError(msg)
+        if isinstance(src, str):
+            if src == END:
+                msg = f"edge END -> {dst!r}: nothing may leave END"
+                raise GraphValidationError(msg)
+            if (src, dst) in self._edges:
+                msg = f"edge {src!r} -> {dst!r} was added twice"
+                raise GraphValidationError(msg)
+            self._edges.append((src, dst))
+            return self
+        sources = tuple(src)
+        if not sources or not all(isinstance(s, str) for s in sources):
+            msg = f"add_edge({src!r}, {dst!r}): a join needs a list of vertex names"
+            raise GraphValidationError(msg)
+        if len(set(sources)) != len(sources):
+            msg = f"join {list(sources)} -> {dst!r} lists a source twice"
+            raise GraphValidationError(msg)
+        if START in sources or END in sources:
+            msg = f"join {list(sources)} -> {dst!r}: START and END cannot be join sources"
+            raise GraphValidationError(msg)
+        if dst == END:
+            msg = f"join {list(sources)} -> END: join into a vertex; every state reaching END is merged anyway"
+            raise GraphValidationError(msg)
+        self._joins.append((sources, dst))
+        return self
+
+    def add_conditional_edges(
+        self,
+        src: str,
+        router: Callable[..., Any],
+        path_map: Mapping[Any, str] | Sequence[str] | None = None,
+    ) -> GraphBuilder[S]:
+        """Route `src`'s new state with `router(state)` (or `router(state, ctx)`).
+
+        The router returns a vertex name (or END), a key of `path_map`, a `Send`,
+        or a list of those.
+
+        Args:
+            src: the vertex (or START) whose output is routed.
+            router: the routing function.
+            path_map: answer -> target; a list means the answers are the targets.
+
+        Returns:
+            The graph, for chaining.
+        """
+        if src == END:
+            msg = "add_conditional_edges(END, ...): nothing may leave END"
+            raise GraphValidationError(msg)
+        if not callable(router):
+            msg = f"the router of {src!r} must be callable, got {type(router).__name__}"
+            raise GraphValidationError(msg)
+        mapping: dict[Any, str] | None
+        if path_map is None:
+            mapping = None
+        elif isinstance(path_map, Mapping):
+            mapping = dict(path_map)
+        elif isinstance(path_map, (list, tuple)):
+            mapping = {target: target for target in path_map}
+        else:
+            msg = f"the path_map of {src!r} must be a dict or a list, got {type(path_map).__name__}"
+            raise GraphValidationError(msg)
+        self._routers.append(_Router(src, router, mapping))
+        return self
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name:
+        msg = f"a vertex name must be a non-empty string, got {name!r}"
+        raise GraphValidationError(msg)
+    if name in (START, END):
+        msg = f"{name!r} is reserved (START / END); choose another vertex name"
+        raise GraphValidationError(msg)
+    if ":" in name:
+        msg = f"vertex name {name!r} contains ':', which task ids use; choose another name"
+        raise GraphValidationError(msg)
+
+
+def _policies(retry: RetryPolicy | Sequence[RetryPolicy] | None, what: str) -> tuple[RetryPolicy, ...]:
+    if retry is None:
+        return ()
+    policies = (retry,) if isinstance(retry, RetryPolicy) else tuple(retry)
+    if not all(isinstance(p, RetryPolicy) for p in policies):
+        msg = f"{what} must be a RetryPolicy or a list of them, got {retry!r}"
+        raise GraphValidationError(msg)
+    return policies

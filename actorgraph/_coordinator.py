@@ -1,0 +1,128 @@
+"""Coordinator actors: they drive runs through their supersteps.
+
+A coordinator is event-driven: it never waits for a vertex. It reacts to
+messages (a run to start, an attempt's outcome, a timeout, a cancellation)
+by calling into the run's state machine, so one coordinator can drive many
+runs at once, and a slow vertex never holds up another run.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pykka
+
+from actorgraph._errors import ActorGraphError
+from actorgraph._messages import CancelRun, Done, StartRun, TimedOut
+from actorgraph._run import Run
+
+__all__ = ["CoordinatorActor", "CoordinatorPool"]
+
+
+class CoordinatorActor(pykka.ThreadingActor):
+    """Drives the runs it was given; one thread, many runs."""
+
+    use_daemon_thread = True
+
+    def __init__(self, pool: CoordinatorPool, born: list[CoordinatorActor]) -> None:
+        super().__init__()
+        born.append(self)
+        self.pool = pool
+        self.runs: dict[str, Run] = {}
+        self.thread: threading.Thread | None = None
+
+    def on_start(self) -> None:
+        """Remember the thread, so `close()` can wait for it to end."""
+        self.thread = threading.current_thread()
+
+    def on_receive(self, message: Any) -> None:
+        """Route a message to the run it concerns."""
+        match message:
+            case Done(run_id=run_id):
+                self._step(run_id, lambda run: run.on_done(message))
+            case StartRun(run=run):
+                self.runs[run.id] = run
+                self._step(run.id, lambda r: r.begin(self.actor_ref))
+            case TimedOut(run_id=run_id):
+                self._step(run_id, lambda run: run.on_timeout(message))
+            case CancelRun(run_id=run_id):
+                self._step(run_id, Run.cancel)
+
+    def on_stop(self) -> None:
+        """Fail the runs still going: the graph is being closed."""
+        for run in list(self.runs.values()):
+            run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
+        self.runs.clear()
+
+    def _step(self, run_id: str, action: Any) -> None:
+        run = self.runs.get(run_id)
+        if run is None:
+            return  # the run already ended; a late message
+        try:
+            action(run)
+        except Exception as exc:  # noqa: BLE001 - a failing run must not take the coordinator down
+            run.crash(exc)
+        if run.closed:
+            del self.runs[run_id]
+            self.pool.release(self)
+
+
+class CoordinatorPool:
+    """Up to `size` coordinators; a new run goes to the least busy one."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._load: dict[CoordinatorActor, int] = {}
+        self._all: list[CoordinatorActor] = []
+        self._closed = False
+
+    def assign(self, run: Run) -> None:
+        """Hand `run` to a coordinator and start it."""
+        with self._lock:
+            if self._closed:
+                msg = "the compiled graph is closed; compile the graph again to run it"
+                raise ActorGraphError(msg)
+            idle = [c for c, n in self._load.items() if n == 0]
+            if idle:
+                chosen = idle[0]
+            elif len(self._load) < self.size:
+                CoordinatorActor.start(self, self._all)
+                chosen = self._all[-1]
+            else:
+                chosen = min(self._load, key=self._load.__getitem__)
+            self._load[chosen] = self._load.get(chosen, 0) + 1
+        chosen.actor_ref.tell(StartRun(run))
+
+    def release(self, coordinator: CoordinatorActor) -> None:
+        """A run on `coordinator` ended."""
+        with self._lock:
+            if coordinator in self._load:
+                self._load[coordinator] = max(0, self._load[coordinator] - 1)
+
+    def cancel(self, run: Run) -> None:
+        """Ask the run's coordinator to stop it."""
+        ref = run.coordinator
+        if ref is not None:
+            try:
+                ref.tell(CancelRun(run.id))
+            except pykka.ActorDeadError:
+                pass
+        else:
+            run.cancel_event.set()  # not started yet: it stops at its first superstep
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop every coordinator (their runs fail) and wait for their threads."""
+        with self._lock:
+            self._closed = True
+            coordinators = list(self._all)
+            self._load.clear()
+        for coordinator in coordinators:
+            try:
+                coordinator.actor_ref.stop(block=False)
+            except pykka.ActorDeadError:
+                pass
+        for coordinator in coordinators:
+            if coordinator.thread is not None:
+                coordinator.thread.join(timeout)

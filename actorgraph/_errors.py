@@ -1,0 +1,174 @@
+"""The error tree: every error actorgraph raises derives from `ActorGraphError`.
+
+Each docstring says who raises the error and when; each message says what was
+wrong and what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ActorGraphError",
+    "CheckpointError",
+    "GraphValidationError",
+    "InvalidUpdateError",
+    "MergeConflictError",
+    "RecursionLimitError",
+    "RoutingError",
+    "RunCancelledError",
+    "RunTimeoutError",
+    "SerializationError",
+    "VertexActorDiedError",
+    "VertexError",
+    "VertexTimeoutError",
+]
+
+
+class ActorGraphError(Exception):
+    """Root of every error actorgraph raises; catch it to catch them all."""
+
+
+class GraphValidationError(ActorGraphError):
+    """Raised by `Graph` methods and `Graph.compile()` when the graph is malformed.
+
+    The message names the offending vertex or edge and says how to fix it.
+    """
+
+
+class MergeConflictError(ActorGraphError):
+    """Raised when branches change one key to different values under a merge that
+    cannot reconcile them (the default three-way merge).
+
+    Attributes:
+        key: the state key both branches changed (`"<state>"` for non-mapping states).
+        vertices: the vertices whose states conflicted, when the engine knows them.
+        step: the superstep of the merge, when the engine knows it.
+        branches: indices of the conflicting states in the list given to the merge.
+    """
+
+    def __init__(
+        self,
+        key: str,
+        *,
+        vertices: Sequence[str] = (),
+        step: int | None = None,
+        branches: Sequence[int] = (),
+        values: Sequence[object] = (),
+    ) -> None:
+        self.key = key
+        self.vertices = tuple(vertices)
+        self.step = step
+        self.branches = tuple(branches)
+        self.values = tuple(values)
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        who = f" by vertices {', '.join(self.vertices)}" if self.vertices else ""
+        when = f" in superstep {self.step}" if self.step is not None else ""
+        shown = ", ".join(_short(v) for v in self.values[:4])
+        vals = f" (values: {shown})" if shown else ""
+        return (
+            f"merge conflict on key {self.key!r}{who}{when}: the branches changed it to "
+            f"different values{vals}. Give the graph a reducer for this key, e.g. "
+            f"Graph(merge=by_key({{{self.key!r}: replace}})), or change it in one branch only."
+        )
+
+    def located(self, vertices: Sequence[str], step: int) -> MergeConflictError:
+        """Return a copy of this error that names the vertices and the superstep."""
+        return MergeConflictError(
+            self.key, vertices=vertices, step=step, branches=self.branches, values=self.values
+        )
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class InvalidUpdateError(ActorGraphError):
+    """Raised inside a task when a vertex returns something the engine cannot use
+    as a state (for example `Command(update=...)` on a state that has no keys)."""
+
+
+class RoutingError(ActorGraphError):
+    """Raised inside a task when a router returns an unknown target or a
+    `Command(goto=...)` leaves the vertex's declared `destinations`.
+
+    Routing errors are programming errors and are never retried.
+    """
+
+
+class RecursionLimitError(ActorGraphError):
+    """Raised by `invoke` when a run would start more supersteps than its
+    `recursion_limit` (default 10,000) allows."""
+
+
+class RunCancelledError(ActorGraphError):
+    """Raised by `RunHandle.result()` after `RunHandle.cancel()` stopped the run."""
+
+
+class RunTimeoutError(ActorGraphError):
+    """Raised by `invoke(..., timeout=...)` and `RunHandle.result(timeout)` when
+    the run did not finish in time. `invoke` also cancels the run."""
+
+
+class VertexError(ActorGraphError):
+    """Raised by `invoke` when a task failed and its retries are spent.
+
+    The run stays resumable: `invoke(None, thread_id=...)` re-runs only the
+    tasks that did not finish. The original exception is `__cause__`.
+
+    Attributes:
+        vertex: the failing vertex.
+        task_id: the failing task (the vertex name, plus an index for `Send` tasks).
+        step: the superstep the task belonged to.
+        attempts: how many attempts were made.
+        error_type: the qualified name of the original exception's type.
+    """
+
+    def __init__(
+        self,
+        vertex: str,
+        *,
+        task_id: str,
+        step: int,
+        attempts: int,
+        error_type: str,
+        message: str,
+        others: int = 0,
+    ) -> None:
+        self.vertex = vertex
+        self.task_id = task_id
+        self.step = step
+        self.attempts = attempts
+        self.error_type = error_type
+        more = f" ({others} other task(s) of this superstep failed too)" if others else ""
+        tries = "attempt" if attempts == 1 else "attempts"
+        super().__init__(
+            f"vertex {vertex!r} (task {task_id!r}) failed in superstep {step} after "
+            f"{attempts} {tries}: {error_type}: {message}{more}. The finished tasks are "
+            f"kept; fix the cause and call invoke(None, thread_id=...) to re-run only "
+            f"the failed tasks."
+        )
+
+
+class VertexTimeoutError(ActorGraphError, TimeoutError):
+    """Recorded as a task's error when the task ran longer than its vertex's
+    `timeout=`; the stuck actor is abandoned and the task is retried by policy."""
+
+
+class VertexActorDiedError(ActorGraphError, ConnectionError):
+    """Recorded as a task's error when the vertex actor running it died (its thread
+    raised outside the task, or the actor was stopped). Retried by the default
+    policy, like any transient failure."""
+
+
+class CheckpointError(ActorGraphError):
+    """Raised when a checkpointer cannot read or write its store, or when a
+    thread's checkpoints refuse the requested operation."""
+
+
+class SerializationError(ActorGraphError):
+    """Raised when a state cannot be saved, or a stored checkpoint cannot be
+    loaded, by the configured serializer."""

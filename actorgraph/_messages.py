@@ -1,0 +1,72 @@
+"""The messages actors exchange: small immutable records, matched by type."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pykka
+
+from actorgraph._task import TaskEnv
+from actorgraph._types import ErrorInfo, Task, VertexResult
+
+__all__ = ["CancelRun", "Done", "Order", "StartRun", "TimedOut"]
+
+
+@dataclass(frozen=True, slots=True)
+class Order:
+    """Coordinator -> vertex actor: run one attempt of a task.
+
+    Attributes:
+        run_id: the run the task belongs to.
+        reply_to: the coordinator to tell the outcome.
+        task: the task with its recorded inputs.
+        attempt: 1-based attempt number.
+        token: identifies this dispatch; late answers to old tokens are discarded.
+        env: the run's surroundings.
+        cancel: set when the run is cancelled (wakes a backoff sleep).
+        delay: seconds to wait first (retry backoff).
+        failure: run the vertex's `on_error` handler for this error instead.
+    """
+
+    run_id: str
+    reply_to: pykka.ActorRef[Any]
+    task: Task
+    attempt: int
+    token: int
+    env: TaskEnv
+    cancel: threading.Event
+    delay: float = 0.0
+    failure: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """Vertex actor -> coordinator: an attempt's outcome."""
+
+    run_id: str
+    token: int
+    result: VertexResult
+
+
+@dataclass(frozen=True, slots=True)
+class StartRun:
+    """Facade -> coordinator: take over a run and start its next superstep."""
+
+    run: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CancelRun:
+    """Facade -> coordinator: stop a run between supersteps."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TimedOut:
+    """Timer -> coordinator: the attempt with `token` overran its vertex's timeout."""
+
+    run_id: str
+    token: int

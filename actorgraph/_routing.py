@@ -1,0 +1,134 @@
+"""Routing: turning a vertex's new state into the messages of its outbox.
+
+Pure: reads the graph spec, calls the user's routers, returns `Message`s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from actorgraph._errors import RoutingError
+from actorgraph._spec import GraphSpec, RouterSpec
+from actorgraph._types import END, START, Message, Node, Send
+
+__all__ = ["route"]
+
+
+def route(  # noqa: PLR0913 - every argument is a different part of the routing decision
+    spec: GraphSpec,
+    source: str,
+    node: Node,
+    *,
+    step: int,
+    task_id: str,
+    node_id: str,
+    goto: Any = (),
+    ctx: Any = None,
+) -> tuple[Message, ...]:
+    """The outbox of `source` after it produced `node`.
+
+    Args:
+        spec: the graph.
+        source: the vertex (or START) that produced the state.
+        node: the new state's lineage version.
+        step: the superstep the messages are sent in.
+        task_id: the sending task.
+        node_id: the id prefix for the versions of `Send` states.
+        goto: targets from `Command(goto=...)`.
+        ctx: the task's `Context`, for routers that take it.
+
+    Returns:
+        The messages, in order: plain edges, joins, routers, goto.
+
+    Raises:
+        RoutingError: a router or goto named an unknown target.
+    """
+    out = [Message(t, node, task_id, step=step) for t in spec.edges.get(source, ())]
+    out.extend(
+        Message(j.target, node, task_id, step=step, join=j.id)
+        for j in spec.joins_from.get(source, ())
+    )
+    sends = 0
+    targets: list[str | Send] = []
+    for router in spec.routers.get(source, ()):
+        answer = router.fn(node.state, ctx) if router.takes_ctx else router.fn(node.state)
+        targets.extend(_router_targets(spec, router, answer))
+    if goto:
+        targets.extend(_goto_targets(spec, source, goto))
+    for target in targets:
+        if isinstance(target, Send):
+            child = Node.child(f"{node_id}>{sends}", target.state, node)
+            out.append(Message(target.vertex, child, task_id, send=True, step=step))
+            sends += 1
+        else:
+            out.append(Message(target, node, task_id, step=step))
+    return tuple(out)
+
+
+def _as_list(answer: Any) -> Sequence[Any]:
+    if isinstance(answer, (str, Send)) or answer is None:
+        return () if answer is None else (answer,)
+    if isinstance(answer, (list, tuple)):
+        return answer
+    return (answer,)
+
+
+def _router_targets(spec: GraphSpec, router: RouterSpec, answer: Any) -> list[str | Send]:
+    out: list[str | Send] = []
+    for item in _as_list(answer):
+        if isinstance(item, Send):
+            out.append(_checked_send(spec, item, f"the router of {router.source!r}"))
+            continue
+        if router.path_map is not None:
+            try:
+                target = router.path_map[item]
+            except (KeyError, TypeError):
+                keys = ", ".join(repr(k) for k in router.path_map)
+                msg = (
+                    f"the router of {router.source!r} returned {item!r}, which is not a key "
+                    f"of its path_map ({keys}); return one of those keys"
+                )
+                raise RoutingError(msg) from None
+        else:
+            target = item
+        out.append(_checked_target(spec, target, f"the router of {router.source!r}"))
+    return out
+
+
+def _goto_targets(spec: GraphSpec, source: str, goto: Any) -> list[str | Send]:
+    vertex = spec.vertices.get(source)
+    allowed = vertex.destinations if vertex is not None else None
+    out: list[str | Send] = []
+    for item in _as_list(goto):
+        name = item.vertex if isinstance(item, Send) else item
+        if allowed is not None and name not in allowed:
+            msg = (
+                f"vertex {source!r} returned Command(goto={name!r}), but its destinations "
+                f"are {list(allowed)}; add {name!r} to add_vertex(..., destinations=...)"
+            )
+            raise RoutingError(msg)
+        if isinstance(item, Send):
+            out.append(_checked_send(spec, item, f"Command(goto=...) of {source!r}"))
+        else:
+            out.append(_checked_target(spec, item, f"Command(goto=...) of {source!r}"))
+    return out
+
+
+def _checked_target(spec: GraphSpec, target: Any, who: str) -> str:
+    if target == END or (isinstance(target, str) and target in spec.vertices):
+        return target
+    if target == START:
+        msg = f"{who} routed to START; route to a vertex or END"
+        raise RoutingError(msg)
+    known = ", ".join(sorted(spec.vertices))
+    msg = f"{who} returned {target!r}, which is not a vertex of the graph (vertices: {known}; or END)"
+    raise RoutingError(msg)
+
+
+def _checked_send(spec: GraphSpec, send: Send, who: str) -> Send:
+    if send.vertex not in spec.vertices:
+        known = ", ".join(sorted(spec.vertices))
+        msg = f"{who} sent Send({send.vertex!r}, ...) to an unknown vertex (vertices: {known})"
+        raise RoutingError(msg)
+    return send

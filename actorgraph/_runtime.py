@@ -1,0 +1,57 @@
+"""The actors behind one compiled graph: its coordinators, vertex pools and timer."""
+
+from __future__ import annotations
+
+import threading
+
+from actorgraph._clock import Clock
+from actorgraph._coordinator import CoordinatorPool
+from actorgraph._pool import VertexPool
+from actorgraph._run import Run
+from actorgraph._spec import GraphSpec
+from actorgraph._timer import Timer
+
+__all__ = ["Runtime"]
+
+
+class Runtime:
+    """Owns every thread a compiled graph starts; `close()` stops them all."""
+
+    def __init__(self, spec: GraphSpec, clock: Clock, *, coordinators: int = 4) -> None:
+        self.spec = spec
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._timer: Timer | None = None
+        self.pools = {
+            name: VertexPool(spec, vertex, clock, self.timer) for name, vertex in spec.vertices.items()
+        }
+        self.coordinators = CoordinatorPool(coordinators)
+        self.closed = False
+
+    def timer(self) -> Timer:
+        """The graph's timer thread, started on first use."""
+        with self._lock:
+            if self._timer is None:
+                self._timer = Timer(f"actorgraph-timer-{self.spec.name}")
+            return self._timer
+
+    def start(self, run: Run) -> None:
+        """Give `run` to a coordinator."""
+        self.coordinators.assign(run)
+
+    def cancel(self, run: Run) -> None:
+        """Stop `run` between supersteps."""
+        self.coordinators.cancel(run)
+
+    def close(self) -> None:
+        """Stop every coordinator, every vertex actor and the timer."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            timer = self._timer
+        self.coordinators.close()
+        for pool in self.pools.values():
+            pool.close()
+        if timer is not None:
+            timer.close()

@@ -1,0 +1,98 @@
+"""The frozen, validated description of a graph that every run reads.
+
+Built by `Graph.compile()` (see `_compile.py`); read by the pure superstep logic
+and the actors. Records only: no behaviour beyond small lookups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from actorgraph._types import RetryPolicy
+from actorgraph.merge import Merge
+
+__all__ = ["GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class VertexSpec:
+    """One vertex: its function and its options.
+
+    Attributes:
+        name: the vertex name.
+        fn: the user function, `fn(state)` or `fn(state, ctx)`.
+        takes_ctx: whether `fn` receives the `Context` (decided once, at compile time).
+        retry: the retry policies, first match decides; empty means one attempt.
+        timeout: seconds a task may run before it is abandoned, or None.
+        destinations: where `Command(goto=...)` may route, or None for anywhere.
+        concurrency: the most actors this vertex runs at once.
+        on_error: `handler(state, error)` run after the retries are spent, or None.
+        is_async: whether `fn` is a coroutine function.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    takes_ctx: bool = False
+    retry: tuple[RetryPolicy, ...] = ()
+    timeout: float | None = None
+    destinations: tuple[str, ...] | None = None
+    concurrency: int = 32
+    on_error: Callable[..., Any] | None = None
+    is_async: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RouterSpec:
+    """A conditional edge: `router(state)` picks where the state goes next.
+
+    Attributes:
+        source: the vertex whose output is routed.
+        fn: the router.
+        path_map: router answer -> target, or None when answers are targets.
+        takes_ctx: whether the router receives the `Context`.
+    """
+
+    source: str
+    fn: Callable[..., Any]
+    path_map: Mapping[Any, str] | None = None
+    takes_ctx: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class JoinSpec:
+    """A join edge: `target` runs once every source has delivered to it.
+
+    Attributes:
+        id: a stable name, `"a+b>c"`.
+        sources: the vertices that must all deliver.
+        target: the vertex that runs with all their states.
+    """
+
+    id: str
+    sources: tuple[str, ...]
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSpec:
+    """A validated graph.
+
+    Attributes:
+        name: the graph's name (logs, pictures).
+        vertices: name -> `VertexSpec`, in the order they were added.
+        edges: source (a vertex or START) -> targets of its plain edges.
+        routers: source -> its conditional edges.
+        joins: every join edge.
+        joins_from: source -> the joins it delivers to.
+        merge: the merge function.
+    """
+
+    name: str
+    vertices: Mapping[str, VertexSpec]
+    edges: Mapping[str, tuple[str, ...]]
+    routers: Mapping[str, tuple[RouterSpec, ...]]
+    joins: tuple[JoinSpec, ...]
+    joins_from: Mapping[str, tuple[JoinSpec, ...]]
+    merge: Merge

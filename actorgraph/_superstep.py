@@ -1,0 +1,222 @@
+"""The superstep algorithm: where a run stands, what runs next, and committing.
+
+Pure functions over records: no threads, no clock, no I/O. The coordinator
+calls them; the tests call them directly.
+
+A run between supersteps is a `Position`: the messages delivered for the next
+superstep (the inboxes), the states buffered at joins, the states that reached
+END, and each vertex's private value. `plan` turns a position into tasks;
+`commit` delivers a finished superstep's outboxes and gives the next position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from actorgraph._lineage import distinct, lowest_common_ancestors, merge_nodes
+from actorgraph._routing import route
+from actorgraph._spec import GraphSpec, JoinSpec
+from actorgraph._types import END, START, Message, Node, SuperstepState, Task
+from actorgraph.merge import Merge
+
+__all__ = [
+    "Position",
+    "commit",
+    "current_state",
+    "final_state",
+    "initial",
+    "plan",
+    "task_order",
+    "waiting_joins",
+]
+
+_TRIM_EVERY = 32  # supersteps between attempts to forget lineage no merge can need
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a run stands after a committed superstep.
+
+    Attributes:
+        step: the last committed superstep (0: only the input is recorded).
+        inbox: messages delivered for the next superstep, in delivery order.
+        joins: join id -> messages buffered until every source has delivered.
+        finished: messages delivered to END, in delivery order.
+        values: vertex -> its private value.
+    """
+
+    step: int
+    inbox: tuple[Message, ...] = ()
+    joins: Mapping[str, tuple[Message, ...]] = field(default_factory=dict)
+    finished: tuple[Message, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """True when nothing is in flight: the run has ended."""
+        return not self.inbox
+
+    def next_vertices(self) -> tuple[str, ...]:
+        """The vertices that run in the next superstep, by name."""
+        return tuple(sorted({m.target for m in self.inbox}))
+
+    def messages(self) -> list[Message]:
+        """Every live message: inboxes, join buffers and END deliveries."""
+        out = list(self.inbox)
+        for buffered in self.joins.values():
+            out.extend(buffered)
+        out.extend(self.finished)
+        return out
+
+
+def initial(spec: GraphSpec, node: Node, *, ctx: Any = None) -> Position:
+    """The position after the input is recorded (step 0): routed from START.
+
+    Raises:
+        RoutingError: a router on START returned an unknown target.
+    """
+    outbox = route(spec, START, node, step=0, task_id=START, node_id=f"{node.id}", ctx=ctx)
+    return _deliver(spec, Position(0), outbox, step=0)
+
+
+def task_order(task_id: str) -> tuple[str, int]:
+    """The sort key of a task id: vertex name, then `Send` index (plain task first)."""
+    vertex, _, index = task_id.partition(":")
+    return (vertex, int(index) if index else -1)
+
+
+def _message_order(message: Message) -> tuple[int, tuple[str, int]]:
+    return (message.step, task_order(message.sender) if message.sender != START else ("", -2))
+
+
+def plan(pos: Position) -> tuple[Task, ...]:
+    """The tasks of superstep `pos.step + 1`, in task order.
+
+    A vertex with plain messages runs once with all of them; every `Send`
+    message is a task of its own (`vertex:index`, index in delivery order).
+    """
+    step = pos.step + 1
+    if len(pos.inbox) == 1:  # the common single-line case, without sorting
+        m = pos.inbox[0]
+        task_id = f"{m.target}:0" if m.send else m.target
+        return (Task(task_id, m.target, step, pos.inbox, pos.values.get(m.target)),)
+    plain: dict[str, list[Message]] = {}
+    sends: dict[str, list[Message]] = {}
+    for m in pos.inbox:
+        (sends if m.send else plain).setdefault(m.target, []).append(m)
+    tasks = []
+    for vertex in sorted(plain.keys() | sends.keys()):
+        value = pos.values.get(vertex)
+        inputs = plain.get(vertex)
+        if inputs:
+            if len(inputs) > 1:
+                inputs.sort(key=_message_order)
+            tasks.append(Task(vertex, vertex, step, tuple(inputs), value))
+        for index, m in enumerate(sends.get(vertex, ())):
+            tasks.append(Task(f"{vertex}:{index}", vertex, step, (m,), value))
+    return tuple(tasks)
+
+
+def commit(spec: GraphSpec, pos: Position, superstep: SuperstepState) -> Position:
+    """Deliver the outboxes of a superstep whose tasks all ended `ok`.
+
+    Args:
+        spec: the graph.
+        pos: the position the superstep was planned from.
+        superstep: every task's result, in task order.
+
+    Returns:
+        The position after `superstep.step`.
+    """
+    values = dict(pos.values)
+    outbox: list[Message] = []
+    for result in superstep.results.values():
+        if result.status != "ok":
+            msg = f"cannot commit superstep {superstep.step}: task {result.task_id!r} is {result.status}"
+            raise ValueError(msg)
+        if result.value is not None or result.vertex in values:
+            values[result.vertex] = result.value
+        outbox.extend(result.outbox)
+    base = Position(superstep.step, (), pos.joins, pos.finished, values)
+    nxt = _deliver(spec, base, outbox, step=superstep.step)
+    _trim(nxt)
+    return nxt
+
+
+def _deliver(spec: GraphSpec, pos: Position, outbox: Iterable[Message], *, step: int) -> Position:
+    inbox: list[Message] = []
+    finished = list(pos.finished)
+    joins = {k: list(v) for k, v in pos.joins.items()}
+    for m in outbox:
+        if m.join:
+            joins.setdefault(m.join, []).append(m)
+        elif m.target == END:
+            finished.append(m)
+        else:
+            inbox.append(m)
+    for join in spec.joins:
+        buffered = joins.get(join.id)
+        if buffered and not _missing(join, buffered):
+            inbox.extend(Message(m.target, m.node, m.sender, step=m.step) for m in buffered)
+            del joins[join.id]
+    return Position(
+        step,
+        tuple(inbox),
+        {k: tuple(v) for k, v in joins.items() if v},
+        tuple(finished),
+        pos.values,
+    )
+
+
+def _missing(join: JoinSpec, buffered: Sequence[Message]) -> list[str]:
+    delivered = {m.sender.partition(":")[0] for m in buffered}
+    return [s for s in join.sources if s not in delivered]
+
+
+def waiting_joins(spec: GraphSpec, pos: Position) -> list[tuple[JoinSpec, list[str]]]:
+    """The joins holding states, with the sources they still wait for."""
+    by_id = {j.id: j for j in spec.joins}
+    return [(by_id[jid], _missing(by_id[jid], msgs)) for jid, msgs in pos.joins.items()]
+
+
+def _trim(pos: Position) -> None:
+    """Forget lineage that no future merge can need (keeps long runs small).
+
+    Every future message descends from the live ones, so a version that is the
+    single lowest common ancestor of everything live is the deepest base any
+    later merge can ask for; its own history can go.
+    """
+    live = distinct(m.node for m in pos.messages())
+    if not live:
+        return
+    if len(live) == 1:
+        _cut(live[0])
+    elif pos.step % _TRIM_EVERY == 0:
+        bases = lowest_common_ancestors(live)
+        if len(bases) == 1:
+            _cut(bases[0])
+
+
+def _cut(node: Node) -> None:
+    if node.parents:
+        object.__setattr__(node, "parents", ())  # frozen record; see Node's docstring
+
+
+def final_state(pos: Position, merge: Merge) -> Any:
+    """The run's result: the merge of what reached END and what joins still hold."""
+    nodes = [m.node for m in pos.finished]
+    for buffered in pos.joins.values():
+        nodes.extend(m.node for m in buffered)
+    if not nodes:
+        return None
+    return merge_nodes(nodes, merge)
+
+
+def current_state(pos: Position, merge: Merge) -> Any:
+    """The run's state now: the merge of every live state (the final state when done)."""
+    nodes = [m.node for m in pos.messages()]
+    if not nodes:
+        return None
+    return merge_nodes(nodes, merge)

@@ -1,0 +1,244 @@
+"""Running one attempt of one task, and turning whatever happened into a value.
+
+Pure: merges the task's inputs, hands the vertex a private copy, calls it,
+interprets its return value (a state, None, or a `Command`), routes the new
+state, and returns a `VertexResult` whose status is `ok`, `error` or
+`interrupt`. No exception and no interrupt signal leaves this module, except a
+`BaseException` that is not the vertex's business (the actor handles those).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from actorgraph._context import Context, InterruptSignal, TaskScope, current_scope
+from actorgraph._copy import copy_state
+from actorgraph._errors import InvalidUpdateError, MergeConflictError, RoutingError
+from actorgraph._lineage import distinct, merge_nodes
+from actorgraph._routing import route
+from actorgraph._spec import GraphSpec, VertexSpec
+from actorgraph._types import UNSET, Command, ErrorInfo, Interrupt, Node, Send, Task, VertexResult
+
+__all__ = ["TaskEnv", "apply_update", "input_node", "run_attempt"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnv:
+    """What a task needs from the run it belongs to.
+
+    Attributes:
+        node_prefix: makes lineage ids unique within the thread.
+        thread_id: the run's thread, or None.
+        context: the run's `context=` object.
+        emit: where `ctx.emit(payload)` goes, or None.
+        now: the wall clock, for the result's timestamps.
+    """
+
+    node_prefix: str
+    thread_id: str | None = None
+    context: Any = None
+    emit: Callable[[Any], None] | None = None
+    now: Callable[[], float] = time.time
+
+
+def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
+    """The task's input version: its single input, or the merge of several.
+
+    Raises:
+        MergeConflictError: the merge refused the inputs; it names the vertices and step.
+    """
+    inputs = task.inputs
+    if len(inputs) == 1:
+        return inputs[0].node
+    nodes = distinct(m.node for m in inputs)
+    if len(nodes) == 1:
+        return nodes[0]
+    try:
+        merged = merge_nodes(nodes, spec.merge)
+    except MergeConflictError as exc:
+        senders = {id(m.node): m.sender for m in reversed(inputs)}
+        names = [senders[id(nodes[i])] for i in exc.branches if i < len(nodes)]
+        raise exc.located(names, task.step) from None
+    return Node.child(f"{node_id}<", merged, *nodes)
+
+
+def apply_update(state: Any, update: Any) -> Any:
+    """`state` with the keys of `update` replaced (what `Command(update=...)` does)."""
+    if not isinstance(update, Mapping):
+        msg = f"Command(update=...) needs a mapping of keys to new values, got {type(update).__name__}"
+        raise InvalidUpdateError(msg)
+    if isinstance(state, Mapping):
+        return {**state, **update}
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        return dataclasses.replace(state, **update)
+    if hasattr(state, "model_copy"):
+        return state.model_copy(update=dict(update))
+    msg = (
+        f"Command(update=...) cannot update a state of type {type(state).__name__}; "
+        "return the whole new state instead"
+    )
+    raise InvalidUpdateError(msg)
+
+
+def run_attempt(
+    spec: GraphSpec,
+    task: Task,
+    attempt: int,
+    env: TaskEnv,
+    *,
+    failure: ErrorInfo | None = None,
+) -> VertexResult:
+    """Run one attempt of `task` and describe its outcome.
+
+    Args:
+        spec: the graph.
+        task: the task, with its recorded inputs.
+        attempt: 1 for the first attempt.
+        env: the run's surroundings.
+        failure: when given, run the vertex's `on_error` handler for this error
+            instead of the vertex.
+
+    Returns:
+        The task's `VertexResult` (`attempts` is `attempt`).
+    """
+    started = env.now()
+    vertex = spec.vertices[task.vertex]
+    node_id = f"{env.node_prefix}{task.step}:{task.id}"
+    try:
+        node_in = input_node(spec, task, node_id)
+    except MergeConflictError as exc:
+        return _failed(task, attempt, exc, started, env, retryable=False)
+    except Exception as exc:  # noqa: BLE001 - a failing user merge is the task's error
+        return _failed(task, attempt, exc, started, env, retryable=False)
+    ctx = Context(
+        step=task.step,
+        attempt=attempt,
+        vertex=task.vertex,
+        task_id=task.id,
+        thread_id=env.thread_id,
+        context=env.context,
+        value=task.value,
+        emit=env.emit,
+    )
+    scope = TaskScope(
+        thread_id=env.thread_id,
+        step=task.step,
+        task_id=task.id,
+        vertex=task.vertex,
+        resumes=task.resumes,
+    )
+    token = current_scope.set(scope)
+    try:
+        returned = _call(vertex, copy_state(node_in.state), ctx, failure)
+        if scope.pending is not None:  # the vertex swallowed its own interrupt
+            return _paused(task, attempt, scope.pending, started, env)
+        return _finish(spec, task, attempt, node_in, node_id, returned, ctx, started, env)
+    except InterruptSignal as signal:
+        return _paused(task, attempt, signal.pending, started, env)
+    except (RoutingError, InvalidUpdateError) as exc:
+        return _failed(task, attempt, exc, started, env, retryable=False)
+    except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
+        return _failed(task, attempt, exc, started, env)
+    finally:
+        current_scope.reset(token)
+
+
+def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo | None) -> Any:
+    if failure is None:
+        return vertex.fn(state, ctx) if vertex.takes_ctx else vertex.fn(state)
+    handler = vertex.on_error
+    if handler is None:  # pragma: no cover - the coordinator only asks when there is one
+        msg = f"vertex {vertex.name!r} has no on_error handler"
+        raise InvalidUpdateError(msg)
+    cause = failure.exception if failure.exception is not None else failure
+    return handler(state, cause)
+
+
+def _finish(  # noqa: PLR0913 - the pieces of a finished attempt
+    spec: GraphSpec,
+    task: Task,
+    attempt: int,
+    node_in: Node,
+    node_id: str,
+    returned: Any,
+    ctx: Context[Any],
+    started: float,
+    env: TaskEnv,
+) -> VertexResult:
+    goto: Any = ()
+    if returned is None:
+        node_out = node_in
+    elif isinstance(returned, Command):
+        if returned.resume is not UNSET:
+            msg = (
+                f"vertex {task.vertex!r} returned Command(resume=...); resume answers are "
+                "passed to invoke(Command(resume=...)), not returned by vertices"
+            )
+            raise InvalidUpdateError(msg)
+        goto = returned.goto
+        if returned.update is None:
+            node_out = node_in
+        else:
+            node_out = Node.child(node_id, apply_update(node_in.state, returned.update), node_in)
+    elif isinstance(returned, (Send, Interrupt)):
+        msg = (
+            f"vertex {task.vertex!r} returned a {type(returned).__name__}; return the new "
+            "state, and send with a router or Command(goto=Send(...))"
+        )
+        raise InvalidUpdateError(msg)
+    else:
+        node_out = Node.child(node_id, returned, node_in)
+    outbox = route(
+        spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
+    )
+    return VertexResult(
+        task.id,
+        task.vertex,
+        "ok",
+        state=node_out.state,
+        outbox=outbox,
+        attempts=attempt,
+        inputs=task.inputs,
+        value=ctx.value,
+        resumes=task.resumes,
+        started_at=started,
+        finished_at=env.now(),
+    )
+
+
+def _failed(
+    task: Task, attempt: int, exc: Exception, started: float, env: TaskEnv, *, retryable: bool = True
+) -> VertexResult:
+    return VertexResult(
+        task.id,
+        task.vertex,
+        "error",
+        error=ErrorInfo.from_exception(exc, retryable=retryable),
+        attempts=attempt,
+        inputs=task.inputs,
+        value=task.value,
+        resumes=task.resumes,
+        started_at=started,
+        finished_at=env.now(),
+    )
+
+
+def _paused(
+    task: Task, attempt: int, pending: Interrupt, started: float, env: TaskEnv
+) -> VertexResult:
+    return VertexResult(
+        task.id,
+        task.vertex,
+        "interrupt",
+        interrupt=pending,
+        attempts=attempt,
+        inputs=task.inputs,
+        value=task.value,
+        resumes=task.resumes,
+        started_at=started,
+        finished_at=env.now(),
+    )

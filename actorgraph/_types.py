@@ -1,0 +1,367 @@
+"""Records: the small immutable values that every other layer passes around.
+
+Nothing here runs user code, starts a thread or does I/O.
+"""
+
+from __future__ import annotations
+
+import traceback as _traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
+
+__all__ = [
+    "END",
+    "START",
+    "Command",
+    "ErrorInfo",
+    "Interrupt",
+    "Message",
+    "Node",
+    "RetryPolicy",
+    "RunResult",
+    "Send",
+    "Snapshot",
+    "SuperstepState",
+    "Task",
+    "VertexResult",
+]
+
+S = TypeVar("S")
+
+START: Final = "__start__"
+"""The pseudo-vertex a run's input comes from: `add_edge(START, "first")`."""
+
+END: Final = "__end__"
+"""The pseudo-vertex a finished branch goes to: `add_edge("last", END)`."""
+
+Status: TypeAlias = Literal["ok", "error", "interrupt"]
+RunStatus: TypeAlias = Literal["done", "interrupted", "error", "running"]
+
+
+class _Unset:
+    """Marks an argument that was not given (distinct from `None`)."""
+
+    _instance: _Unset | None = None
+
+    def __new__(cls) -> _Unset:  # one instance, so `is UNSET` works after unpickling too
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNSET: Final = _Unset()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Node:
+    """One version of a state in a run's lineage graph.
+
+    A vertex's output is a child of its input; a `Send` state is a child of the
+    sender's output; a merged input is a child of the states it merged. Merges
+    use the lowest common ancestor of their inputs as the base.
+
+    Attributes:
+        id: unique within the thread (also across forks).
+        state: the state value (never mutated once recorded).
+        parents: the versions this one was derived from.
+        depth: 1 + the largest parent depth (0 for a root); parents are always shallower.
+    """
+
+    id: str
+    state: Any
+    parents: tuple[Node, ...] = ()
+    depth: int = 0
+
+    def __repr__(self) -> str:
+        return f"Node({self.id!r})"
+
+    @staticmethod
+    def child(node_id: str, state: Any, *parents: Node) -> Node:
+        """Create a version derived from `parents`."""
+        depth = 1 + max(p.depth for p in parents) if parents else 0
+        return Node(node_id, state, parents, depth)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One state travelling to a vertex (or to END), with its lineage.
+
+    Attributes:
+        target: the receiving vertex, or END.
+        node: the lineage version carrying the state.
+        sender: the task id that sent it (START for the run's input).
+        send: True when it came from a `Send` (it then runs as its own task).
+        step: the superstep in which it was sent (0 for the input).
+        join: the join edge it is buffered for, or "" for a plain delivery.
+    """
+
+    target: str
+    node: Node
+    sender: str
+    send: bool = False
+    step: int = 0
+    join: str = ""
+
+    @property
+    def state(self) -> Any:
+        """The state this message carries."""
+        return self.node.state
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Run `vertex` as a task of its own with `state` (map-reduce, fan-out).
+
+    Return it (or a list of them) from a router or in `Command(goto=...)`.
+    """
+
+    vertex: str
+    state: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """What a vertex may return instead of a state, or what `invoke` may take.
+
+    Attributes:
+        update: from a vertex, keys shallow-updated into the input state; with
+            `resume`, a state update applied before the run continues.
+        goto: vertex name(s) or `Send`(s) to route to, besides the static edges.
+        resume: the answer(s) to pending interrupts when passed to `invoke`.
+    """
+
+    update: Any = None
+    goto: str | Send | Sequence[str | Send] = ()
+    resume: Any = UNSET
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupt:
+    """A pause requested by a vertex (or a breakpoint), waiting for an answer.
+
+    Attributes:
+        id: deterministic from thread, step, task and order in the task.
+        vertex: the vertex that paused.
+        value: what the vertex asked (shown to the person answering).
+        task_id: the task that paused.
+    """
+
+    id: str
+    vertex: str
+    value: Any
+    task_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A task's failure, as a value that survives a trip through a checkpoint.
+
+    Attributes:
+        type: the exception's qualified type name (`module.Class`).
+        message: `str(exception)`.
+        traceback: the formatted traceback text.
+        exception: the exception object itself, when the error happened in this process.
+        retryable: False for errors the engine never retries (routing, merge conflicts).
+    """
+
+    type: str
+    message: str
+    traceback: str = ""
+    exception: BaseException | None = field(default=None, compare=False, repr=False)
+    retryable: bool = True
+
+    @staticmethod
+    def from_exception(exc: BaseException, *, retryable: bool = True) -> ErrorInfo:
+        """Capture an exception with its traceback."""
+        kind = type(exc)
+        text = "".join(_traceback.format_exception(kind, exc, exc.__traceback__))
+        return ErrorInfo(
+            f"{kind.__module__}.{kind.__qualname__}", str(exc), text, exc, retryable
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VertexResult:
+    """One task's outcome in one superstep: `ok`, `error` or `interrupt`.
+
+    Attributes:
+        task_id: the vertex name, plus `:index` for a `Send` task.
+        vertex: the vertex that ran.
+        status: `"ok"`, `"error"` or `"interrupt"`.
+        state: the new state (`ok`), else None.
+        outbox: the messages the task sends when the superstep commits (`ok`).
+        error: what went wrong (`error`).
+        interrupt: the pending interrupt (`interrupt`).
+        attempts: how many attempts were made in the invoke that produced this result.
+        inputs: the messages the task was given.
+        value: the vertex's private value after the task.
+        resumes: the answers to this task's interrupts received so far, in order.
+        started_at: wall-clock seconds when the first attempt started.
+        finished_at: wall-clock seconds when the last attempt ended.
+    """
+
+    task_id: str
+    vertex: str
+    status: Status
+    state: Any = None
+    outbox: tuple[Message, ...] = ()
+    error: ErrorInfo | None = None
+    interrupt: Interrupt | None = None
+    attempts: int = 1
+    inputs: tuple[Message, ...] = ()
+    value: Any = None
+    resumes: tuple[Any, ...] = ()
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when the task finished with a new state."""
+        return self.status == "ok"
+
+
+@dataclass(frozen=True, slots=True)
+class SuperstepState:
+    """The `VertexResult` of every task of one superstep, in task order.
+
+    Attributes:
+        step: the superstep number.
+        results: task id -> `VertexResult`, in planning order.
+    """
+
+    step: int
+    results: Mapping[str, VertexResult] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> tuple[VertexResult, ...]:
+        """The tasks that ended in `error`."""
+        return tuple(r for r in self.results.values() if r.status == "error")
+
+    @property
+    def interrupted(self) -> tuple[VertexResult, ...]:
+        """The tasks that ended in `interrupt`."""
+        return tuple(r for r in self.results.values() if r.status == "interrupt")
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One unit of work planned for a superstep: a vertex with its inbox.
+
+    Attributes:
+        id: deterministic task id (vertex name, plus `:index` for a `Send`).
+        vertex: the vertex to run.
+        step: the superstep.
+        inputs: the messages it receives (several are merged into one state).
+        value: the vertex's private value before the task.
+        resumes: answers to the task's earlier interrupts, in order.
+        breakpoint: True when an `interrupt_before` breakpoint pauses it instead of running.
+    """
+
+    id: str
+    vertex: str
+    step: int
+    inputs: tuple[Message, ...]
+    value: Any = None
+    resumes: tuple[Any, ...] = ()
+    breakpoint: bool = False
+
+
+RetryOn: TypeAlias = (
+    "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often, and after how long, a failed task is tried again.
+
+    Attributes:
+        max_attempts: attempts in all, the first included.
+        initial_interval: seconds before the second attempt.
+        backoff_factor: each further wait is this many times longer.
+        max_interval: the longest wait.
+        jitter: add up to 25% random extra to each wait.
+        retry_on: an exception class, a tuple of them, or a predicate; None means
+            transient errors (connection errors, timeouts, errors carrying a 5xx
+            status) and never programming errors.
+    """
+
+    max_attempts: int = 3
+    initial_interval: float = 0.5
+    backoff_factor: float = 2.0
+    max_interval: float = 128.0
+    jitter: bool = True
+    retry_on: Any = None
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            msg = f"RetryPolicy(max_attempts={self.max_attempts}): use at least 1"
+            raise ValueError(msg)
+        if self.initial_interval < 0 or self.max_interval < 0 or self.backoff_factor < 1:
+            msg = (
+                "RetryPolicy intervals must be >= 0 and backoff_factor >= 1, got "
+                f"initial_interval={self.initial_interval}, max_interval={self.max_interval}, "
+                f"backoff_factor={self.backoff_factor}"
+            )
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult(Generic[S]):
+    """What `invoke` returns.
+
+    Attributes:
+        state: the final state when done; the run's current state when paused.
+        status: `"done"` or `"interrupted"` (spent retries raise `VertexError`).
+        interrupts: the pending interrupts when interrupted.
+        step: the last committed superstep.
+        run_id: this invoke's id (in logs and events).
+        thread_id: the thread, if any.
+        checkpoint_id: the last checkpoint written, if any.
+    """
+
+    state: S
+    status: RunStatus
+    interrupts: tuple[Interrupt, ...] = ()
+    step: int = 0
+    run_id: str = ""
+    thread_id: str | None = None
+    checkpoint_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot(Generic[S]):
+    """A thread's state at one checkpoint, as returned by `get_state`.
+
+    Attributes:
+        state: the run's state at that point (the merge of what is in flight).
+        status: `"running"`, `"done"`, `"interrupted"` or `"error"`.
+        step: the last committed superstep.
+        next: the vertices that run in the next (or pending) superstep.
+        superstep: the pending superstep's results (paused runs), else empty.
+        interrupts: the pending interrupts.
+        checkpoint_id: this checkpoint's id.
+        parent_id: the previous checkpoint's id.
+        created_at: wall-clock seconds.
+        thread_id: the thread.
+        source: `"input"`, `"loop"`, `"update"` or `"fork"`.
+    """
+
+    state: S
+    status: RunStatus
+    step: int
+    next: tuple[str, ...]
+    superstep: SuperstepState
+    interrupts: tuple[Interrupt, ...]
+    checkpoint_id: str
+    parent_id: str | None
+    created_at: float
+    thread_id: str
+    source: str = "loop"

@@ -1,0 +1,154 @@
+"""Whole-graph checks at compile time, producing the frozen `GraphSpec`."""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any
+
+from actorgraph._builder import GraphBuilder, takes_ctx
+from actorgraph._errors import GraphValidationError
+from actorgraph._spec import GraphSpec, JoinSpec, RouterSpec, VertexSpec
+from actorgraph._types import END, START
+from actorgraph.merge import three_way
+
+__all__ = ["GraphValidationWarning", "build_spec"]
+
+
+class GraphValidationWarning(UserWarning):
+    """A graph compiles, but something in it looks unintended."""
+
+
+def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
+    """Check the whole graph and freeze it.
+
+    Raises:
+        GraphValidationError: naming the offending vertex or edge.
+    """
+    vertices = graph._vertices  # noqa: SLF001 - the builder and its validator are one concept
+    known = set(vertices)
+
+    def check_target(target: str, where: str) -> None:
+        if target != END and target not in known:
+            names = ", ".join(sorted(known)) or "none yet"
+            msg = f"{where} leads to unknown vertex {target!r} (vertices: {names}); add_vertex it first"
+            raise GraphValidationError(msg)
+
+    def check_source(source: str, where: str) -> None:
+        if source != START and source not in known:
+            names = ", ".join(sorted(known)) or "none yet"
+            msg = f"{where} starts at unknown vertex {source!r} (vertices: {names})"
+            raise GraphValidationError(msg)
+
+    if not vertices:
+        msg = "the graph has no vertices; add_vertex at least one"
+        raise GraphValidationError(msg)
+    edges: dict[str, list[str]] = {}
+    for src, dst in graph._edges:  # noqa: SLF001
+        check_source(src, f"edge {src!r} -> {dst!r}")
+        check_target(dst, f"edge {src!r} -> {dst!r}")
+        edges.setdefault(src, []).append(dst)
+    joins = []
+    for sources, dst in graph._joins:  # noqa: SLF001
+        where = f"join {list(sources)} -> {dst!r}"
+        for src in sources:
+            check_source(src, where)
+        check_target(dst, where)
+        joins.append(JoinSpec("+".join(sources) + ">" + dst, sources, dst))
+    routers: dict[str, list[RouterSpec]] = {}
+    for r in graph._routers:  # noqa: SLF001
+        check_source(r.source, f"the conditional edges of {r.source!r}")
+        for answer, target in (r.path_map or {}).items():
+            check_target(target, f"the path_map entry {answer!r} of {r.source!r}")
+        routers.setdefault(r.source, []).append(
+            RouterSpec(r.source, r.fn, r.path_map, takes_ctx(r.fn, f"the router of {r.source!r}"))
+        )
+    for v in vertices.values():
+        for target in v.destinations or ():
+            check_target(target, f"the destinations of {v.name!r}")
+    if START not in edges and START not in routers:
+        msg = "no edge leaves START; add_edge(START, 'first_vertex') to say where runs begin"
+        raise GraphValidationError(msg)
+    joins_from: dict[str, list[JoinSpec]] = {}
+    for join in joins:
+        for src in join.sources:
+            joins_from.setdefault(src, []).append(join)
+    _check_exits(vertices, edges, routers, joins_from)
+    _check_reachable(vertices, edges, routers, joins)
+    specs = {
+        name: VertexSpec(
+            name=name,
+            fn=v.fn,
+            takes_ctx=takes_ctx(v.fn, f"vertex {name!r}"),
+            retry=v.retry if v.retry is not None else graph.retry,
+            timeout=v.timeout,
+            destinations=v.destinations,
+            concurrency=v.concurrency,
+            on_error=v.on_error,
+            is_async=inspect.iscoroutinefunction(v.fn),
+        )
+        for name, v in vertices.items()
+    }
+    for name, spec in specs.items():
+        if spec.is_async:
+            msg = f"vertex {name!r} is an async function; async vertices are not supported yet (issue #6)"
+            raise GraphValidationError(msg)
+    return GraphSpec(
+        name=graph.name,
+        vertices=specs,
+        edges={k: tuple(v) for k, v in edges.items()},
+        routers={k: tuple(v) for k, v in routers.items()},
+        joins=tuple(joins),
+        joins_from={k: tuple(v) for k, v in joins_from.items()},
+        merge=graph.merge or three_way,
+    )
+
+
+def _check_exits(
+    vertices: dict[str, Any],
+    edges: dict[str, list[str]],
+    routers: dict[str, list[RouterSpec]],
+    joins_from: dict[str, list[JoinSpec]],
+) -> None:
+    for name, v in vertices.items():
+        if name not in edges and name not in routers and name not in joins_from and not v.destinations:
+            msg = (
+                f"vertex {name!r} has no way out: no edge, router or destinations leave it; "
+                f"add an edge to END (add_edge({name!r}, END)) if it ends the run"
+            )
+            raise GraphValidationError(msg)
+
+
+def _check_reachable(
+    vertices: dict[str, Any],
+    edges: dict[str, list[str]],
+    routers: dict[str, list[RouterSpec]],
+    joins: list[JoinSpec],
+) -> None:
+    reached: set[str] = set()
+    for targets in edges.values():
+        reached.update(targets)
+    for join in joins:
+        reached.add(join.target)
+    open_routers = [r.source for rs in routers.values() for r in rs if r.path_map is None]
+    for rs in routers.values():
+        for r in rs:
+            reached.update((r.path_map or {}).values())
+    for v in vertices.values():
+        reached.update(v.destinations or ())
+    for name in vertices:
+        if name in reached:
+            continue
+        if open_routers:
+            warnings.warn(
+                f"vertex {name!r} is reached by no edge, path_map or destinations; only the "
+                f"router(s) of {', '.join(map(repr, open_routers))} (no path_map) could reach it",
+                GraphValidationWarning,
+                stacklevel=4,
+            )
+            continue
+        msg = (
+            f"vertex {name!r} is unreachable: no edge, path_map value or destinations entry "
+            f"leads to it; add an edge into it, or remove it"
+        )
+        raise GraphValidationError(msg)

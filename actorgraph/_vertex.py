@@ -1,0 +1,110 @@
+"""The vertex actor: runs attempts of one vertex's tasks and reports their outcomes.
+
+A vertex actor only moves messages: it takes an `Order`, runs the attempt with
+the pure task runner, tells the coordinator the `VertexResult`, and asks its
+pool for more work. Anything that escapes the task runner (a `BaseException`
+such as an injected `SystemExit`) kills this actor only: the task is reported
+as `VertexActorDiedError` and the pool replaces the actor.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import pykka
+
+from actorgraph._errors import RunCancelledError, VertexActorDiedError
+from actorgraph._messages import Done, Order
+from actorgraph._task import run_attempt
+from actorgraph._types import ErrorInfo, VertexResult
+
+if TYPE_CHECKING:
+    from actorgraph._pool import VertexPool
+
+__all__ = ["VertexActor"]
+
+
+class VertexActor(pykka.ThreadingActor):
+    """One worker of a vertex's pool: an inbox and a thread."""
+
+    use_daemon_thread = True  # a forgotten close() must not keep the interpreter alive
+
+    def __init__(self, pool: VertexPool, born: list[VertexActor]) -> None:
+        super().__init__()
+        born.append(self)  # the pool keeps the object (pykka's ref only holds a weakref)
+        self.pool = pool
+        self.abandoned = False
+        self.thread: threading.Thread | None = None
+        self._current: Order | None = None
+
+    def on_start(self) -> None:
+        """Remember the thread, so `close()` can wait for it to end."""
+        self.thread = threading.current_thread()
+
+    def on_receive(self, message: Any) -> None:
+        """Run the order, then every order the pool has queued for this vertex."""
+        order: Order | None = message if isinstance(message, Order) else None
+        while order is not None:
+            self._current = order
+            try:
+                self._run(order)
+            except BaseException as exc:  # noqa: BLE001 - contain it: pykka would stop every actor
+                self._die(order, exc)
+                return
+            self._current = None
+            order = self.pool.next_order(self)
+        if self.abandoned:
+            self.stop()
+
+    def on_stop(self) -> None:
+        """Hand orders that never started back to the pool; leave it."""
+        self.pool.retire(self)
+        while not self.actor_inbox.empty():
+            envelope = self.actor_inbox.get()
+            if isinstance(envelope.message, Order):
+                self.pool.resubmit(envelope.message)
+
+    def _run(self, order: Order) -> None:
+        pool = self.pool
+        if order.cancel.is_set() or not pool.clock.sleep(order.delay, order.cancel):
+            result = _outcome(order, RunCancelledError("the run was cancelled"), retryable=False)
+            order.reply_to.tell(Done(order.run_id, order.token, result))
+            return
+        timeout = pool.vertex.timeout
+        handle = None
+        if timeout is not None:
+            pool.running[order.token] = self
+            handle = pool.timer().call_later(timeout, lambda: pool.timed_out(order))
+        try:
+            result = run_attempt(pool.spec, order.task, order.attempt, order.env, failure=order.failure)
+        finally:
+            if handle is not None:
+                pool.running.pop(order.token, None)
+                pool.timer().cancel(handle)
+        order.reply_to.tell(Done(order.run_id, order.token, result))
+
+    def _die(self, order: Order, exc: BaseException) -> None:
+        died = VertexActorDiedError(
+            f"the actor running vertex {order.task.vertex!r} died: {type(exc).__name__}: {exc}"
+        )
+        died.__cause__ = exc
+        try:
+            order.reply_to.tell(Done(order.run_id, order.token, _outcome(order, died)))
+        finally:
+            self.pool.retire(self)
+            self.stop()
+
+
+def _outcome(order: Order, exc: BaseException, *, retryable: bool = True) -> VertexResult:
+    task = order.task
+    return VertexResult(
+        task.id,
+        task.vertex,
+        "error",
+        error=ErrorInfo.from_exception(exc, retryable=retryable),
+        attempts=order.attempt,
+        inputs=task.inputs,
+        value=task.value,
+        resumes=task.resumes,
+    )

@@ -42,7 +42,14 @@ def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
     if not positional and not varargs:
         msg = f"{what} takes no positional argument; it must accept the state: def fn(state) or def fn(state, ctx)"
         raise GraphValidationError(msg)
-    return len(positional) >= 2  # noqa: PLR2004 - (state, ctx)
+    if len(positional) < 2:  # noqa: PLR2004 - (state, ctx)
+        return False
+    second = positional[1]
+    if second.default is inspect.Parameter.empty:
+        return True
+    # fn(state, ctx=None) asks for the context; fn(state, name=name) is a closure default
+    annotation = second.annotation
+    return second.name in ("ctx", "context") or "Context" in str(annotation)
 
 
 @dataclass(slots=True)
@@ -238,7 +245,12 @@ def _check_name(name: Any) -> None:
 def _policies(retry: RetryPolicy | Sequence[RetryPolicy] | None, what: str) -> tuple[RetryPolicy, ...]:
     if retry is None:
         return ()
-    policies = (retry,) if isinstance(retry, RetryPolicy) else tuple(retry)
+    if isinstance(retry, RetryPolicy):
+        policies: tuple[Any, ...] = (retry,)
+    elif isinstance(retry, (list, tuple)):
+        policies = tuple(retry)
+    else:
+        policies = (retry,)
     if not all(isinstance(p, RetryPolicy) for p in policies):
         msg = f"{what} must be a RetryPolicy or a list of them, got {retry!r}"
         raise GraphValidationError(msg)

@@ -1,0 +1,47 @@
+"""Shared fixtures: every test must leave no actor and no extra thread behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pykka
+import pytest
+
+import actorgraph as ag
+
+
+def _settle_threads(baseline: int, timeout: float = 5.0) -> int:
+    deadline = time.monotonic() + timeout
+    while threading.active_count() > baseline and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return threading.active_count()
+
+
+@pytest.fixture(autouse=True)
+def no_leaks() -> Iterator[None]:
+    """Fail a test that leaves pykka actors or threads running."""
+    baseline = threading.active_count()
+    yield
+    leftover = pykka.ActorRegistry.get_all()
+    pykka.ActorRegistry.stop_all(block=True, timeout=5)
+    count = _settle_threads(baseline)
+    names = sorted(t.name for t in threading.enumerate())
+    assert not leftover, f"actors still running after the test: {leftover}"
+    assert count <= baseline, f"threads leaked: {count} > {baseline}: {names}"
+
+
+@pytest.fixture
+def compile_graph() -> Iterator[Callable[..., ag.CompiledGraph]]:
+    """Compile graphs that are closed when the test ends."""
+    compiled: list[ag.CompiledGraph] = []
+
+    def make(graph: ag.Graph, **kwargs: object) -> ag.CompiledGraph:
+        app = graph.compile(**kwargs)
+        compiled.append(app)
+        return app
+
+    yield make
+    for app in compiled:
+        app.close()

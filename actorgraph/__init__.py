@@ -4,6 +4,7 @@ Every vertex is a pykka actor; a coordinator actor runs Pregel supersteps,
 merges whole states without losing updates, and records each task's outcome.
 """
 
+from actorgraph._compiled import CompiledGraph
 from actorgraph._context import Context, interrupt
 from actorgraph._errors import (
     ActorGraphError,
@@ -20,7 +21,6 @@ from actorgraph._errors import (
     VertexError,
     VertexTimeoutError,
 )
-from actorgraph._compiled import CompiledGraph
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
 from actorgraph._types import (

@@ -40,7 +40,7 @@ def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
     ]
     varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
     if not positional and not varargs:
-        msg = f"{what} takes no positional argument; it must accept the state: def fn(state) or def fn(state, ctx)"
+        msg = f"{what} takes no positional argument; it must accept the state: fn(state) or fn(state, ctx)"
         raise GraphValidationError(msg)
     if len(positional) < 2:  # noqa: PLR2004 - (state, ctx)
         return False
@@ -186,7 +186,9 @@ class GraphBuilder(Generic[S]):
             msg = f"join {list(sources)} -> {dst!r}: START and END cannot be join sources"
             raise GraphValidationError(msg)
         if dst == END:
-            msg = f"join {list(sources)} -> END: join into a vertex; every state reaching END is merged anyway"
+            msg = (
+                f"join {list(sources)} -> END: join into a vertex; every state reaching END is merged anyway"
+            )
             raise GraphValidationError(msg)
         self._joins.append((sources, dst))
         return self

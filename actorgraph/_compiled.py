@@ -71,9 +71,7 @@ class CompiledGraph(Generic[S]):
             RecursionLimitError: the run needed more supersteps than allowed.
             RunTimeoutError: the run did not finish within `timeout`.
         """
-        handle = self.start(
-            input, thread_id=thread_id, context=context, recursion_limit=recursion_limit
-        )
+        handle = self.start(input, thread_id=thread_id, context=context, recursion_limit=recursion_limit)
         try:
             return handle.result(timeout)
         except RunTimeoutError:
@@ -105,9 +103,7 @@ class CompiledGraph(Generic[S]):
         future: Future[RunResult[Any]] = Future()
         position = initial(self.spec, node)
         run = Run(self._runtime, RunSetup(run_id, thread_id, position, env, limit, future))
-        handle: RunHandle[S] = RunHandle(
-            run_id, thread_id, future, lambda: self._runtime.cancel(run)
-        )
+        handle: RunHandle[S] = RunHandle(run_id, thread_id, future, lambda: self._runtime.cancel(run))
         self._runtime.start(run)
         return handle
 
@@ -160,11 +156,16 @@ def _input_state(value: Any) -> Any:
         )
         raise ActorGraphError(msg)
     if isinstance(value, Command):
-        msg = "Command(resume=...) as input resumes an interrupted thread; it needs a checkpointer and thread_id"
+        msg = (
+            "Command(resume=...) as input resumes an interrupted thread; "
+            "it needs a checkpointer and a thread_id"
+        )
         raise ActorGraphError(msg)
     try:
         return copy_state(value)
     except Exception as exc:
-        msg = f"the input state cannot be copied ({type(exc).__name__}: {exc}); states must be deep-copyable values"
+        msg = (
+            f"the input state cannot be copied ({type(exc).__name__}: {exc}); "
+            "states must be deep-copyable values"
+        )
         raise ActorGraphError(msg) from exc
-

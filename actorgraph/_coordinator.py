@@ -8,6 +8,7 @@ runs at once, and a slow vertex never holds up another run.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -105,10 +106,8 @@ class CoordinatorPool:
         """Ask the run's coordinator to stop it."""
         ref = run.coordinator
         if ref is not None:
-            try:
+            with contextlib.suppress(pykka.ActorDeadError):
                 ref.tell(CancelRun(run.id))
-            except pykka.ActorDeadError:
-                pass
         else:
             run.cancel_event.set()  # not started yet: it stops at its first superstep
 
@@ -119,10 +118,8 @@ class CoordinatorPool:
             coordinators = list(self._all)
             self._load.clear()
         for coordinator in coordinators:
-            try:
+            with contextlib.suppress(pykka.ActorDeadError):
                 coordinator.actor_ref.stop(block=False)
-            except pykka.ActorDeadError:
-                pass
         for coordinator in coordinators:
             if coordinator.thread is not None:
                 coordinator.thread.join(timeout)

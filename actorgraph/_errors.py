@@ -37,8 +37,9 @@ class GraphValidationError(ActorGraphError):
 
 
 class MergeConflictError(ActorGraphError):
-    """Raised when branches change one key to different values under a merge that
-    cannot reconcile them (the default three-way merge).
+    """Raised when branches change one key to different values and the merge cannot reconcile them.
+
+    The default three-way merge raises it; a reducer for the key avoids it.
 
     Attributes:
         key: the state key both branches changed (`"<state>"` for non-mapping states).
@@ -81,27 +82,33 @@ class MergeConflictError(ActorGraphError):
         )
 
 
+_SHOWN = 40  # characters of a conflicting value shown in a message
+
+
 def _short(value: object) -> str:
     text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 class InvalidUpdateError(ActorGraphError):
-    """Raised inside a task when a vertex returns something the engine cannot use
-    as a state (for example `Command(update=...)` on a state that has no keys)."""
+    """Recorded as a task's error when a vertex returns something that is not a usable state.
+
+    For example `Command(update=...)` on a state that has no keys. Never retried.
+    """
 
 
 class RoutingError(ActorGraphError):
-    """Raised inside a task when a router returns an unknown target or a
-    `Command(goto=...)` leaves the vertex's declared `destinations`.
+    """Raised when a router returns an unknown target or a goto leaves the declared destinations.
 
     Routing errors are programming errors and are never retried.
     """
 
 
 class RecursionLimitError(ActorGraphError):
-    """Raised by `invoke` when a run would start more supersteps than its
-    `recursion_limit` (default 10,000) allows."""
+    """Raised by `invoke` when a run would start more supersteps than its `recursion_limit` allows.
+
+    The default limit is 10,000 supersteps per invoke.
+    """
 
 
 class RunCancelledError(ActorGraphError):
@@ -109,8 +116,10 @@ class RunCancelledError(ActorGraphError):
 
 
 class RunTimeoutError(ActorGraphError):
-    """Raised by `invoke(..., timeout=...)` and `RunHandle.result(timeout)` when
-    the run did not finish in time. `invoke` also cancels the run."""
+    """Raised by `invoke(..., timeout=...)` and `RunHandle.result(timeout)` when a run is late.
+
+    `invoke` also cancels the run; `RunHandle.result` leaves it running.
+    """
 
 
 class VertexError(ActorGraphError):
@@ -127,7 +136,7 @@ class VertexError(ActorGraphError):
         error_type: the qualified name of the original exception's type.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - every attribute a caller needs to act on the failure
         self,
         vertex: str,
         *,
@@ -154,21 +163,23 @@ class VertexError(ActorGraphError):
 
 
 class VertexTimeoutError(ActorGraphError, TimeoutError):
-    """Recorded as a task's error when the task ran longer than its vertex's
-    `timeout=`; the stuck actor is abandoned and the task is retried by policy."""
+    """Recorded as a task's error when the task ran longer than its vertex's `timeout=`.
+
+    The stuck actor is abandoned and the task is retried by its policy.
+    """
 
 
 class VertexActorDiedError(ActorGraphError, ConnectionError):
-    """Recorded as a task's error when the vertex actor running it died (its thread
-    raised outside the task, or the actor was stopped). Retried by the default
-    policy, like any transient failure."""
+    """Recorded as a task's error when the vertex actor running it died.
+
+    Its thread raised outside the task, or the actor was stopped. Retried by the
+    default policy, like any transient failure.
+    """
 
 
 class CheckpointError(ActorGraphError):
-    """Raised when a checkpointer cannot read or write its store, or when a
-    thread's checkpoints refuse the requested operation."""
+    """Raised when a checkpointer cannot read or write its store, or refuses an operation."""
 
 
 class SerializationError(ActorGraphError):
-    """Raised when a state cannot be saved, or a stored checkpoint cannot be
-    loaded, by the configured serializer."""
+    """Raised when the configured serializer cannot save a state or load a stored checkpoint."""

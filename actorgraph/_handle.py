@@ -85,9 +85,7 @@ class RunHandle(Generic[S]):
         Returns:
             True if the run was still going, False if it had already finished.
         """
-        cancelled = settle(
-            self._future, error=RunCancelledError(f"run {self.run_id} was cancelled")
-        )
+        cancelled = settle(self._future, error=RunCancelledError(f"run {self.run_id} was cancelled"))
         if cancelled:
             self._canceller()
         return cancelled

@@ -18,6 +18,7 @@ from actorgraph.merge import Merge
 
 __all__ = ["distinct", "lowest_common_ancestors", "merge_nodes", "rooted"]
 
+
 def distinct(nodes: Iterable[Node]) -> list[Node]:
     """The nodes without repeats, in first-seen order."""
     seen: set[int] = set()
@@ -29,7 +30,7 @@ def distinct(nodes: Iterable[Node]) -> list[Node]:
     return out
 
 
-def lowest_common_ancestors(nodes: Sequence[Node]) -> list[Node]:
+def lowest_common_ancestors(nodes: Sequence[Node]) -> list[Node]:  # noqa: C901 - git merge-base paint walk
     """The common ancestors of `nodes` that have no common ancestor below them.
 
     A node counts as its own ancestor. Walks the lineage from the deepest

@@ -8,6 +8,7 @@ work costs no extra message hop.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -30,9 +31,7 @@ __all__ = ["VertexPool"]
 class VertexPool:
     """The actors of one vertex."""
 
-    def __init__(
-        self, spec: GraphSpec, vertex: VertexSpec, clock: Clock, timer: Callable[[], Timer]
-    ) -> None:
+    def __init__(self, spec: GraphSpec, vertex: VertexSpec, clock: Clock, timer: Callable[[], Timer]) -> None:
         self.spec = spec
         self.vertex = vertex
         self.clock = clock
@@ -117,10 +116,8 @@ class VertexPool:
             self._idle.clear()
             self._live.clear()
         for actor in actors:
-            try:
+            with contextlib.suppress(pykka.ActorDeadError):
                 actor.actor_ref.stop(block=False)
-            except pykka.ActorDeadError:
-                pass
         for actor in actors:
             if actor.thread is not None and not actor.abandoned:
                 actor.thread.join(timeout)

@@ -58,7 +58,7 @@ def _matches(policy: RetryPolicy, exc: BaseException) -> bool:
     retry_on = policy.retry_on
     if retry_on is None:
         return is_transient(exc)
-    if isinstance(retry_on, type) or isinstance(retry_on, tuple):
+    if isinstance(retry_on, (type, tuple)):
         return isinstance(exc, retry_on)
     return bool(retry_on(exc))
 
@@ -85,9 +85,7 @@ def backoff(policy: RetryPolicy, attempt: int, rand: float) -> float:
     return wait
 
 
-def next_delay(
-    policies: Sequence[RetryPolicy], error: ErrorInfo, attempt: int, rand: float
-) -> float | None:
+def next_delay(policies: Sequence[RetryPolicy], error: ErrorInfo, attempt: int, rand: float) -> float | None:
     """Seconds to wait before trying again, or None to give up.
 
     Args:

@@ -46,8 +46,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
     """
     out = [Message(t, node, task_id, step=step) for t in spec.edges.get(source, ())]
     out.extend(
-        Message(j.target, node, task_id, step=step, join=j.id)
-        for j in spec.joins_from.get(source, ())
+        Message(j.target, node, task_id, step=step, join=j.id) for j in spec.joins_from.get(source, ())
     )
     sends = 0
     targets: list[str | Send] = []
@@ -116,7 +115,7 @@ def _goto_targets(spec: GraphSpec, source: str, goto: Any) -> list[str | Send]:
 
 
 def _checked_target(spec: GraphSpec, target: Any, who: str) -> str:
-    if target == END or (isinstance(target, str) and target in spec.vertices):
+    if isinstance(target, str) and (target == END or target in spec.vertices):
         return target
     if target == START:
         msg = f"{who} routed to START; route to a vertex or END"

@@ -25,7 +25,7 @@ from actorgraph._errors import (
     VertexTimeoutError,
 )
 from actorgraph._handle import settle
-from actorgraph._log import get_logger
+from actorgraph._log import log
 from actorgraph._messages import Done, Order, TimedOut
 from actorgraph._retry import next_delay
 from actorgraph._superstep import Position, commit, current_state, final_state, plan, waiting_joins
@@ -89,14 +89,16 @@ class Run:
         self.outstanding: dict[int, _Attempt] = {}
         self.handled: set[str] = set()
         self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
-        self.log = get_logger(run_id=self.id, thread_id=self.thread_id)
+
+    def _log(self, level: str, event: str, **fields: Any) -> None:
+        log(level, event, run_id=self.id, thread_id=self.thread_id, **fields)
 
     # -- entry points (called by the coordinator) ---------------------------------
 
     def begin(self, coordinator: pykka.ActorRef[Any]) -> None:
         """Start the run's next superstep."""
         self.coordinator = coordinator
-        self.log.debug("run started", step=self.pos.step)
+        self._log("debug", "run started", step=self.pos.step)
         self._next_superstep()
 
     def on_done(self, message: Done) -> None:
@@ -125,13 +127,13 @@ class Run:
     def cancel(self) -> None:
         """Stop between supersteps: nothing new is dispatched."""
         self.cancel_event.set()
-        self.log.info("run cancelled", step=self.pos.step)
+        self._log("info", "run cancelled", step=self.pos.step)
         self.closed = True
 
     def crash(self, exc: BaseException) -> None:
         """The coordinator caught `exc` while driving this run: fail the run with it."""
         self.cancel_event.set()
-        self.log.error("run failed inside the engine", exc_info=exc)
+        self._log("error", "run failed inside the engine", exc_info=exc)
         settle(self.future, error=exc)
         self.closed = True
 
@@ -183,7 +185,8 @@ class Run:
         if self.cancel_event.is_set():
             return
         if result.status == "error" and not self._try_again(attempt, result):
-            self.log.error(
+            self._log(
+                "error",
                 "task failed",
                 step=self.pos.step + 1,
                 vertex=result.vertex,
@@ -206,7 +209,8 @@ class Run:
             return False
         delay = next_delay(vertex.retry, error, attempt.attempt, self.rng.random())
         if delay is not None:
-            self.log.info(
+            self._log(
+                "info",
                 "retry scheduled",
                 vertex=task.vertex,
                 task_id=task.id,
@@ -243,16 +247,14 @@ class Run:
 
     def _finish(self) -> None:
         for join, missing in waiting_joins(self.spec, self.pos):
-            self.log.warning(
-                "join never fired", join=join.id, target=join.target, missing=missing
-            )
+            self._log("warning", "join never fired", join=join.id, target=join.target, missing=missing)
         self._resolve("done", final_state(self.pos, self.spec.merge), ())
 
     def _resolve(self, status: Any, state: Any, interrupts: tuple[Interrupt, ...]) -> None:
         result: RunResult[Any] = RunResult(
             state, status, interrupts, self.pos.step, self.id, self.thread_id, None
         )
-        self.log.debug("run ended", status=status, step=self.pos.step)
+        self._log("debug", "run ended", status=status, step=self.pos.step)
         settle(self.future, result=result)
         self.closed = True
 
@@ -294,4 +296,3 @@ def _raised(result: VertexResult, step: int, others: int) -> BaseException:
     )
     exc.__cause__ = cause
     return exc
-

@@ -84,6 +84,37 @@ def apply_update(state: Any, update: Any) -> Any:
     raise InvalidUpdateError(msg)
 
 
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """Who is running: the task, the attempt number, when it started, its run."""
+
+    task: Task
+    number: int
+    started: float
+    env: TaskEnv
+
+    def result(self, status: Any, **fields: Any) -> VertexResult:
+        task = self.task
+        fields.setdefault("value", task.value)
+        return VertexResult(
+            task.id,
+            task.vertex,
+            status,
+            attempts=self.number,
+            inputs=task.inputs,
+            resumes=task.resumes,
+            started_at=self.started,
+            finished_at=self.env.now(),
+            **fields,
+        )
+
+    def failed(self, exc: Exception, *, retryable: bool = True) -> VertexResult:
+        return self.result("error", error=ErrorInfo.from_exception(exc, retryable=retryable))
+
+    def paused(self, pending: Interrupt) -> VertexResult:
+        return self.result("interrupt", interrupt=pending)
+
+
 def run_attempt(
     spec: GraphSpec,
     task: Task,
@@ -105,15 +136,13 @@ def run_attempt(
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
     """
-    started = env.now()
+    at = _Attempt(task, attempt, env.now(), env)
     vertex = spec.vertices[task.vertex]
     node_id = f"{env.node_prefix}{task.step}:{task.id}"
     try:
         node_in = input_node(spec, task, node_id)
-    except MergeConflictError as exc:
-        return _failed(task, attempt, exc, started, env, retryable=False)
-    except Exception as exc:  # noqa: BLE001 - a failing user merge is the task's error
-        return _failed(task, attempt, exc, started, env, retryable=False)
+    except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
+        return at.failed(exc, retryable=False)
     ctx = Context(
         step=task.step,
         attempt=attempt,
@@ -125,24 +154,24 @@ def run_attempt(
         emit=env.emit,
     )
     scope = TaskScope(
-        thread_id=env.thread_id,
-        step=task.step,
-        task_id=task.id,
-        vertex=task.vertex,
-        resumes=task.resumes,
+        thread_id=env.thread_id, step=task.step, task_id=task.id, vertex=task.vertex, resumes=task.resumes
     )
     token = current_scope.set(scope)
     try:
         returned = _call(vertex, copy_state(node_in.state), ctx, failure)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
-            return _paused(task, attempt, scope.pending, started, env)
-        return _finish(spec, task, attempt, node_in, node_id, returned, ctx, started, env)
+            return at.paused(scope.pending)
+        node_out, goto = _interpret(task, node_in, node_id, returned)
+        outbox = route(
+            spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
+        )
+        return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value)
     except InterruptSignal as signal:
-        return _paused(task, attempt, signal.pending, started, env)
+        return at.paused(signal.pending)
     except (RoutingError, InvalidUpdateError) as exc:
-        return _failed(task, attempt, exc, started, env, retryable=False)
+        return at.failed(exc, retryable=False)
     except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
-        return _failed(task, attempt, exc, started, env)
+        return at.failed(exc)
     finally:
         current_scope.reset(token)
 
@@ -158,87 +187,24 @@ def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo 
     return handler(state, cause)
 
 
-def _finish(  # noqa: PLR0913 - the pieces of a finished attempt
-    spec: GraphSpec,
-    task: Task,
-    attempt: int,
-    node_in: Node,
-    node_id: str,
-    returned: Any,
-    ctx: Context[Any],
-    started: float,
-    env: TaskEnv,
-) -> VertexResult:
-    goto: Any = ()
+def _interpret(task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
+    """The new version and the goto targets of what a vertex returned."""
     if returned is None:
-        node_out = node_in
-    elif isinstance(returned, Command):
+        return node_in, ()
+    if isinstance(returned, Command):
         if returned.resume is not UNSET:
             msg = (
                 f"vertex {task.vertex!r} returned Command(resume=...); resume answers are "
                 "passed to invoke(Command(resume=...)), not returned by vertices"
             )
             raise InvalidUpdateError(msg)
-        goto = returned.goto
         if returned.update is None:
-            node_out = node_in
-        else:
-            node_out = Node.child(node_id, apply_update(node_in.state, returned.update), node_in)
-    elif isinstance(returned, (Send, Interrupt)):
+            return node_in, returned.goto
+        return Node.child(node_id, apply_update(node_in.state, returned.update), node_in), returned.goto
+    if isinstance(returned, (Send, Interrupt)):
         msg = (
             f"vertex {task.vertex!r} returned a {type(returned).__name__}; return the new "
             "state, and send with a router or Command(goto=Send(...))"
         )
         raise InvalidUpdateError(msg)
-    else:
-        node_out = Node.child(node_id, returned, node_in)
-    outbox = route(
-        spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
-    )
-    return VertexResult(
-        task.id,
-        task.vertex,
-        "ok",
-        state=node_out.state,
-        outbox=outbox,
-        attempts=attempt,
-        inputs=task.inputs,
-        value=ctx.value,
-        resumes=task.resumes,
-        started_at=started,
-        finished_at=env.now(),
-    )
-
-
-def _failed(
-    task: Task, attempt: int, exc: Exception, started: float, env: TaskEnv, *, retryable: bool = True
-) -> VertexResult:
-    return VertexResult(
-        task.id,
-        task.vertex,
-        "error",
-        error=ErrorInfo.from_exception(exc, retryable=retryable),
-        attempts=attempt,
-        inputs=task.inputs,
-        value=task.value,
-        resumes=task.resumes,
-        started_at=started,
-        finished_at=env.now(),
-    )
-
-
-def _paused(
-    task: Task, attempt: int, pending: Interrupt, started: float, env: TaskEnv
-) -> VertexResult:
-    return VertexResult(
-        task.id,
-        task.vertex,
-        "interrupt",
-        interrupt=pending,
-        attempts=attempt,
-        inputs=task.inputs,
-        value=task.value,
-        resumes=task.resumes,
-        started_at=started,
-        finished_at=env.now(),
-    )
+    return Node.child(node_id, returned, node_in), ()

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from actorgraph._log import get_logger
+from actorgraph._log import log
 
 __all__ = ["Timer"]
 
@@ -73,5 +73,5 @@ class Timer:
                     continue
             try:
                 fn()
-            except Exception:  # a failing callback must not stop every later timeout
-                get_logger().exception("timer callback failed")
+            except Exception:  # noqa: BLE001 - a failing callback must not stop every later timeout
+                log("error", "timer callback failed", exc_info=True)

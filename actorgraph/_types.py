@@ -5,6 +5,7 @@ Nothing here runs user code, starts a thread or does I/O.
 
 from __future__ import annotations
 
+import enum
 import traceback as _traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,15 +40,10 @@ Status: TypeAlias = Literal["ok", "error", "interrupt"]
 RunStatus: TypeAlias = Literal["done", "interrupted", "error", "running"]
 
 
-class _Unset:
-    """Marks an argument that was not given (distinct from `None`)."""
+class _Unset(enum.Enum):
+    """Marks an argument that was not given (distinct from `None`); survives pickling."""
 
-    _instance: _Unset | None = None
-
-    def __new__(cls) -> _Unset:  # one instance, so `is UNSET` works after unpickling too
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
+    UNSET = "UNSET"
 
     def __repr__(self) -> str:
         return "UNSET"
@@ -56,7 +52,7 @@ class _Unset:
         return False
 
 
-UNSET: Final = _Unset()
+UNSET: Final = _Unset.UNSET
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -182,9 +178,7 @@ class ErrorInfo:
         """Capture an exception with its traceback."""
         kind = type(exc)
         text = "".join(_traceback.format_exception(kind, exc, exc.__traceback__))
-        return ErrorInfo(
-            f"{kind.__module__}.{kind.__qualname__}", str(exc), text, exc, retryable
-        )
+        return ErrorInfo(f"{kind.__module__}.{kind.__qualname__}", str(exc), text, exc, retryable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,9 +267,7 @@ class Task:
     breakpoint: bool = False
 
 
-RetryOn: TypeAlias = (
-    "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
-)
+RetryOn: TypeAlias = "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
 
 
 @dataclass(frozen=True, slots=True)

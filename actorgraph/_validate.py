@@ -26,46 +26,16 @@ def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
         GraphValidationError: naming the offending vertex or edge.
     """
     vertices = graph._vertices  # noqa: SLF001 - the builder and its validator are one concept
-    known = set(vertices)
-
-    def check_target(target: str, where: str) -> None:
-        if target != END and target not in known:
-            names = ", ".join(sorted(known)) or "none yet"
-            msg = f"{where} leads to unknown vertex {target!r} (vertices: {names}); add_vertex it first"
-            raise GraphValidationError(msg)
-
-    def check_source(source: str, where: str) -> None:
-        if source != START and source not in known:
-            names = ", ".join(sorted(known)) or "none yet"
-            msg = f"{where} starts at unknown vertex {source!r} (vertices: {names})"
-            raise GraphValidationError(msg)
-
     if not vertices:
         msg = "the graph has no vertices; add_vertex at least one"
         raise GraphValidationError(msg)
-    edges: dict[str, list[str]] = {}
-    for src, dst in graph._edges:  # noqa: SLF001
-        check_source(src, f"edge {src!r} -> {dst!r}")
-        check_target(dst, f"edge {src!r} -> {dst!r}")
-        edges.setdefault(src, []).append(dst)
-    joins = []
-    for sources, dst in graph._joins:  # noqa: SLF001
-        where = f"join {list(sources)} -> {dst!r}"
-        for src in sources:
-            check_source(src, where)
-        check_target(dst, where)
-        joins.append(JoinSpec("+".join(sources) + ">" + dst, sources, dst))
-    routers: dict[str, list[RouterSpec]] = {}
-    for r in graph._routers:  # noqa: SLF001
-        check_source(r.source, f"the conditional edges of {r.source!r}")
-        for answer, target in (r.path_map or {}).items():
-            check_target(target, f"the path_map entry {answer!r} of {r.source!r}")
-        routers.setdefault(r.source, []).append(
-            RouterSpec(r.source, r.fn, r.path_map, takes_ctx(r.fn, f"the router of {r.source!r}"))
-        )
+    names = _Names(set(vertices))
+    edges = _edges(graph, names)
+    joins = _joins(graph, names)
+    routers = _routers(graph, names)
     for v in vertices.values():
         for target in v.destinations or ():
-            check_target(target, f"the destinations of {v.name!r}")
+            names.target(target, f"the destinations of {v.name!r}")
     if START not in edges and START not in routers:
         msg = "no edge leaves START; add_edge(START, 'first_vertex') to say where runs begin"
         raise GraphValidationError(msg)
@@ -75,32 +45,85 @@ def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
             joins_from.setdefault(src, []).append(join)
     _check_exits(vertices, edges, routers, joins_from)
     _check_reachable(vertices, edges, routers, joins)
-    specs = {
-        name: VertexSpec(
-            name=name,
-            fn=v.fn,
-            takes_ctx=takes_ctx(v.fn, f"vertex {name!r}"),
-            retry=v.retry if v.retry is not None else graph.retry,
-            timeout=v.timeout,
-            destinations=v.destinations,
-            concurrency=v.concurrency,
-            on_error=v.on_error,
-            is_async=inspect.iscoroutinefunction(v.fn),
-        )
-        for name, v in vertices.items()
-    }
-    for name, spec in specs.items():
-        if spec.is_async:
-            msg = f"vertex {name!r} is an async function; async vertices are not supported yet (issue #6)"
-            raise GraphValidationError(msg)
     return GraphSpec(
         name=graph.name,
-        vertices=specs,
+        vertices={name: _vertex_spec(v, graph) for name, v in vertices.items()},
         edges={k: tuple(v) for k, v in edges.items()},
         routers={k: tuple(v) for k, v in routers.items()},
         joins=tuple(joins),
         joins_from={k: tuple(v) for k, v in joins_from.items()},
         merge=graph.merge or three_way,
+    )
+
+
+class _Names:
+    """Checks that edges name vertices that exist."""
+
+    def __init__(self, known: set[str]) -> None:
+        self.known = known
+
+    def _listing(self) -> str:
+        return ", ".join(sorted(self.known))
+
+    def target(self, target: str, where: str) -> None:
+        if target != END and target not in self.known:
+            msg = (
+                f"{where} leads to unknown vertex {target!r} (vertices: {self._listing()}); "
+                "add_vertex it first"
+            )
+            raise GraphValidationError(msg)
+
+    def source(self, source: str, where: str) -> None:
+        if source != START and source not in self.known:
+            msg = f"{where} starts at unknown vertex {source!r} (vertices: {self._listing()})"
+            raise GraphValidationError(msg)
+
+
+def _edges(graph: GraphBuilder[Any], names: _Names) -> dict[str, list[str]]:
+    edges: dict[str, list[str]] = {}
+    for src, dst in graph._edges:  # noqa: SLF001
+        names.source(src, f"edge {src!r} -> {dst!r}")
+        names.target(dst, f"edge {src!r} -> {dst!r}")
+        edges.setdefault(src, []).append(dst)
+    return edges
+
+
+def _joins(graph: GraphBuilder[Any], names: _Names) -> list[JoinSpec]:
+    joins = []
+    for sources, dst in graph._joins:  # noqa: SLF001
+        where = f"join {list(sources)} -> {dst!r}"
+        for src in sources:
+            names.source(src, where)
+        names.target(dst, where)
+        joins.append(JoinSpec("+".join(sources) + ">" + dst, sources, dst))
+    return joins
+
+
+def _routers(graph: GraphBuilder[Any], names: _Names) -> dict[str, list[RouterSpec]]:
+    routers: dict[str, list[RouterSpec]] = {}
+    for r in graph._routers:  # noqa: SLF001
+        names.source(r.source, f"the conditional edges of {r.source!r}")
+        for answer, target in (r.path_map or {}).items():
+            names.target(target, f"the path_map entry {answer!r} of {r.source!r}")
+        takes = takes_ctx(r.fn, f"the router of {r.source!r}")
+        routers.setdefault(r.source, []).append(RouterSpec(r.source, r.fn, r.path_map, takes))
+    return routers
+
+
+def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
+    if inspect.iscoroutinefunction(v.fn):
+        msg = f"vertex {v.name!r} is an async function; async vertices are not supported yet (issue #6)"
+        raise GraphValidationError(msg)
+    return VertexSpec(
+        name=v.name,
+        fn=v.fn,
+        takes_ctx=takes_ctx(v.fn, f"vertex {v.name!r}"),
+        retry=v.retry if v.retry is not None else graph.retry,
+        timeout=v.timeout,
+        destinations=v.destinations,
+        concurrency=v.concurrency,
+        on_error=v.on_error,
+        is_async=False,
     )
 
 

@@ -98,10 +98,10 @@ class Reducer:
 class _Replace(Reducer):
     name = "replace"
 
-    def merge(self, base: Any, values: Sequence[Any]) -> Any:
+    def merge(self, base: Any, values: Sequence[Any]) -> Any:  # noqa: ARG002 - the Reducer interface
         return values[-1]
 
-    def __call__(self, a: Any, b: Any) -> Any:
+    def __call__(self, a: Any, b: Any) -> Any:  # noqa: ARG002 - the Reducer interface
         return b
 
 
@@ -223,9 +223,7 @@ class _MergeDicts(Reducer):
             if not isinstance(value, Mapping):
                 msg = f"the merge_dicts reducer needs dicts, got {type(value).__name__}"
                 raise InvalidUpdateError(msg)
-            for key, item in value.items():
-                if key not in start or not _same(item, start[key]):
-                    out[key] = item
+            out.update({k: v for k, v in value.items() if k not in start or not _same(v, start[k])})
             for key in start:
                 if key not in value:
                     out.pop(key, None)
@@ -269,8 +267,9 @@ def _rebuild(template: Any, merged: dict[str, Any]) -> Any:
     if isinstance(template, Mapping):
         if type(template) is dict:
             return merged
+        factory: Any = type(template)
         try:
-            return type(template)(merged)
+            return factory(merged)
         except TypeError:
             return merged
     if dataclasses.is_dataclass(template) and not isinstance(template, type):
@@ -306,9 +305,7 @@ def _combine(key: str, old: Any, changed: list[tuple[int, Any]], reducer: Any) -
     return total
 
 
-def _merge_states(
-    base: Any, states: Sequence[Any], reducers: Mapping[str, Any], default: Any
-) -> Any:
+def _merge_states(base: Any, states: Sequence[Any], reducers: Mapping[str, Any], default: Any) -> Any:
     if not states:
         return base
     if len(states) == 1:
@@ -324,9 +321,7 @@ def _merge_states(
     for key in _key_order(base_fields, fields):
         old = base_fields.get(key, MISSING)
         changed = [
-            (i, value)
-            for i, branch in enumerate(fields)
-            if not _same(value := branch.get(key, MISSING), old)
+            (i, value) for i, branch in enumerate(fields) if not _same(value := branch.get(key, MISSING), old)
         ]
         value = _combine(key, old, changed, reducers.get(key, default)) if changed else old
         if value is not MISSING:

@@ -143,7 +143,9 @@ def test_conditional_loop_and_path_map(compile_graph: Compile) -> None:
     g: ag.Graph = ag.Graph()
     g.add_vertex("inc", lambda s: {"n": s["n"] + 1})
     g.add_edge(ag.START, "inc")
-    g.add_conditional_edges("inc", lambda s: "again" if s["n"] < 5 else "stop", {"again": "inc", "stop": ag.END})
+    g.add_conditional_edges(
+        "inc", lambda s: "again" if s["n"] < 5 else "stop", {"again": "inc", "stop": ag.END}
+    )
     result = compile_graph(g).invoke({"n": 0})
     assert result.state == {"n": 5} and result.step == 5 and result.status == "done"
 
@@ -237,7 +239,7 @@ def test_fifty_concurrent_runs_neither_block_nor_see_each_other(compile_graph: C
     def one(i: int) -> None:
         try:
             results[i] = app.invoke({"id": i, "n": i}, timeout=30).state
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     callers = [threading.Thread(target=one, args=(i,)) for i in range(50)]

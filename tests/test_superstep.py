@@ -61,7 +61,9 @@ def test_tasks_are_ordered_by_vertex_then_send_index() -> None:
     g.add_vertex("a", lambda s: s)
     g.add_edge(ag.START, "fan")
     g.add_edge(ag.START, "a")
-    g.add_conditional_edges("fan", lambda s: [ag.Send("work", {"i": i, "out": []}) for i in range(12)], ["work"])
+    g.add_conditional_edges(
+        "fan", lambda s: [ag.Send("work", {"i": i, "out": []}) for i in range(12)], ["work"]
+    )
     g.add_edge("work", ag.END)
     g.add_edge("a", ag.END)
     _, steps = run_to_end(g, {"out": []})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import actorgraph as ag
@@ -100,10 +101,8 @@ def test_interrupt_is_an_outcome_with_a_deterministic_id() -> None:
 
 def test_an_interrupt_swallowed_by_the_vertex_still_pauses() -> None:
     def swallow(state: Any) -> Any:
-        try:
+        with contextlib.suppress(BaseException):
             ag.interrupt("?")
-        except BaseException:  # noqa: BLE001 - the point of the test
-            pass
         return state
 
     assert attempt(one_vertex(swallow), {}).status == "interrupt"

@@ -74,7 +74,7 @@ def test_a_vertex_with_no_way_out() -> None:
     g = base("a", "b")
     g.add_edge(ag.START, "a")
     g.add_edge("a", "b")
-    with pytest.raises(ag.GraphValidationError, match="'b' has no way out.*add_edge\\('b', END\\)"):
+    with pytest.raises(ag.GraphValidationError, match=r"'b' has no way out.*add_edge\('b', END\)"):
         g.compile()
 
 
@@ -105,7 +105,7 @@ def test_destinations_make_a_vertex_reachable_and_must_be_known() -> None:
     bad = base()
     bad.add_vertex("a", ident, destinations=["zzz"])
     bad.add_edge(ag.START, "a")
-    with pytest.raises(ag.GraphValidationError, match="destinations of 'a'.*'zzz'"):
+    with pytest.raises(ag.GraphValidationError, match=r"destinations of 'a'.*'zzz'"):
         bad.compile()
 
 
@@ -113,7 +113,7 @@ def test_path_map_targets_must_exist() -> None:
     g = base("a")
     g.add_edge(ag.START, "a")
     g.add_conditional_edges("a", lambda s: "x", {"x": "missing"})
-    with pytest.raises(ag.GraphValidationError, match="path_map entry 'x'.*'missing'"):
+    with pytest.raises(ag.GraphValidationError, match=r"path_map entry 'x'.*'missing'"):
         g.compile()
 
 

@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of actorgraph and LangGraph: `python -m benchmarks`."""

@@ -1,0 +1,45 @@
+"""Run the benchmarks and print Markdown tables: `python -m benchmarks [--repeat N] [--only TEXT]`."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import platform
+import sys
+
+from benchmarks import core, startup
+from benchmarks.harness import measure, table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs per workload (median)")
+    parser.add_argument("--only", default="", help="run only workloads whose name contains this")
+    args = parser.parse_args(argv)
+    have_langgraph = importlib.util.find_spec("langgraph") is not None
+    if not have_langgraph:
+        print("LangGraph is not installed (pip install -e '.[bench]'): its column shows n/a\n")
+    print(f"Python {platform.python_version()} on {platform.machine()}, {_cpus()} CPUs\n")
+    rows = []
+    for workload in core.WORKLOADS:
+        if args.only and args.only not in workload.name:
+            continue
+        chosen = workload if have_langgraph else dataclasses.replace(workload, langgraph=None)
+        rows.append(measure(chosen, args.repeat))
+        print(f"  measured: {workload.name}", file=sys.stderr)
+    print(table(rows, "Core engine (median of %d runs)" % args.repeat))
+    if not args.only:
+        print()
+        print(startup.report(have_langgraph))
+    return 0
+
+
+def _cpus() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

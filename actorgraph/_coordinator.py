@@ -51,7 +51,8 @@ class CoordinatorActor(pykka.ThreadingActor):
                 self._step(run_id, Run.cancel)
 
     def on_stop(self) -> None:
-        """Fail the runs still going: the graph is being closed."""
+        """Fail the runs still going (the graph is being closed, or someone stopped us)."""
+        self.pool.forget(self)
         for run in list(self.runs.values()):
             run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
         self.runs.clear()
@@ -94,7 +95,16 @@ class CoordinatorPool:
             else:
                 chosen = min(self._load, key=self._load.__getitem__)
             self._load[chosen] = self._load.get(chosen, 0) + 1
-        chosen.actor_ref.tell(StartRun(run))
+        try:
+            chosen.actor_ref.tell(StartRun(run))
+        except pykka.ActorDeadError:  # stopped from outside (ActorRegistry.stop_all)
+            self.forget(chosen)
+            self.assign(run)
+
+    def forget(self, coordinator: CoordinatorActor) -> None:
+        """Stop handing runs to a coordinator that has stopped."""
+        with self._lock:
+            self._load.pop(coordinator, None)
 
     def release(self, coordinator: CoordinatorActor) -> None:
         """A run on `coordinator` ended."""

@@ -8,7 +8,7 @@ import importlib.util
 import platform
 import sys
 
-from benchmarks import core, startup
+from benchmarks import core, isolation, startup
 from benchmarks.harness import measure, table
 
 
@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.only:
         print()
         print(startup.report(have_langgraph))
+        print()
+        print(isolation.report())
     return 0
 
 

@@ -428,3 +428,16 @@ def test_closing_fails_runs_still_going() -> None:
     closer.join(10)
     with pytest.raises(ag.ActorGraphError):
         handle.result(5)
+
+
+def test_the_graph_survives_pykka_stop_all(compile_graph: Compile) -> None:
+    import pykka
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: {"n": s["n"] + 1})
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", ag.END)
+    app = compile_graph(g)
+    assert app.invoke({"n": 0}).state == {"n": 1}
+    pykka.ActorRegistry.stop_all(block=True)
+    assert app.invoke({"n": 1}).state == {"n": 2}

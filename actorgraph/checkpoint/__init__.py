@@ -1,0 +1,1 @@
+"""Checkpointers: durable records of runs (memory, SQLite, PostgreSQL) and their serializers."""

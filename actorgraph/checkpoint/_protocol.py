@@ -1,0 +1,202 @@
+"""The storage protocol every checkpointer implements, and the rows it stores.
+
+A checkpointer stores bytes and a little metadata; it never decodes what it
+stores (the bytes may be encrypted). The engine encodes records with the
+checkpointer's serializer (see `_codec.py`) and decides what to write when.
+
+What is stored, per thread:
+
+- **blobs**: every state version once, keyed by its lineage id. A checkpoint or
+  a task result refers to states by id, so a long run never writes its history
+  again (storage grows with the run, not with its square).
+- **checkpoints**: one row per committed position (after the input, after each
+  superstep, after `update_state`), with its parent, step, source, status and
+  the ids of the blobs it refers to (`refs`, for pruning).
+- **writes**: the results of the tasks of the superstep after a checkpoint, as
+  they finish (durability "sync"), so a crash loses no finished task.
+- **head**: the thread's newest checkpoint. Moving it is a compare-and-swap, so
+  two processes resuming one thread cannot both commit the same step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["SCHEMA_VERSION", "CheckpointRow", "Checkpointer", "Serializer", "ThreadInfo", "WriteRow"]
+
+SCHEMA_VERSION = 1
+"""The version of the stored form; every store records it and refuses newer ones."""
+
+
+@runtime_checkable
+class Serializer(Protocol):
+    """Turns values into bytes and back.
+
+    `aad` is associated data that an authenticating serializer binds to the
+    bytes (the engine passes the thread id and the checkpoint or blob id), so
+    stored bytes moved to another place are refused when loaded.
+    """
+
+    def dumps(self, value: Any, *, aad: bytes = b"") -> bytes:
+        """Encode `value`; raise `SerializationError` if it could not be loaded back."""
+        ...
+
+    def loads(self, data: bytes, *, aad: bytes = b"") -> Any:
+        """Decode bytes made by `dumps`; raise `SerializationError` on anything else."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    """One stored checkpoint.
+
+    Attributes:
+        thread_id: the thread.
+        checkpoint_id: sorts by creation time.
+        parent_id: the checkpoint this one follows, or None for the first.
+        step: the last committed superstep.
+        source: "input", "loop", "update" or "fork".
+        status: "running", "done", "interrupted" or "error".
+        created_at: wall-clock seconds.
+        data: the encoded record (opaque to the store).
+        refs: ids of the blobs the record refers to.
+    """
+
+    thread_id: str
+    checkpoint_id: str
+    parent_id: str | None
+    step: int
+    source: str
+    status: str
+    created_at: float
+    data: bytes
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRow:
+    """One task's result in the superstep after a checkpoint.
+
+    Attributes:
+        task_id: the task (a later write for the same task replaces the earlier one).
+        data: the encoded `VertexResult` (opaque to the store).
+        refs: ids of the blobs it refers to.
+    """
+
+    task_id: str
+    data: bytes
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadInfo:
+    """A thread as listed by `Checkpointer.threads()`.
+
+    Attributes:
+        thread_id: the thread.
+        head: its newest checkpoint id.
+        status: the status last recorded for it ("running", "done", "interrupted", "error").
+        updated_at: wall-clock seconds of the last write.
+    """
+
+    thread_id: str
+    head: str
+    status: str
+    updated_at: float
+
+
+class Checkpointer(Protocol):
+    """What the engine needs of a store. Every method is safe to call from any thread.
+
+    Errors of the store itself (locked, unreachable, full) raise `CheckpointError`.
+    """
+
+    serializer: Serializer
+
+    def put(
+        self,
+        row: CheckpointRow,
+        *,
+        blobs: Mapping[str, bytes] = ...,
+        expect_head: str | None,
+    ) -> None:
+        """Store the blobs and the checkpoint, and make it the thread's head, atomically.
+
+        Args:
+            row: the checkpoint.
+            blobs: state versions the checkpoint refers to that may not be stored
+                yet (an id already stored is left as it is).
+            expect_head: the head the writer started from (None for a new
+                thread). When the head has moved since, nothing is written and
+                `CheckpointError` says the thread was advanced by another run.
+        """
+        ...
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        writes: Sequence[WriteRow],
+        *,
+        blobs: Mapping[str, bytes] = ...,
+        status: str | None = None,
+    ) -> None:
+        """Store task results against `checkpoint_id` (and their blobs), atomically.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
+            writes: the results; one per task id (a new one replaces an old one).
+            blobs: state versions they refer to.
+            status: when given, the thread's new status ("interrupted", "error", ...).
+        """
+        ...
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
+        """One checkpoint, or the thread's head when `checkpoint_id` is None; None if absent."""
+        ...
+
+    def get_writes(self, thread_id: str, checkpoint_id: str) -> dict[str, WriteRow]:
+        """The task results stored against a checkpoint, by task id."""
+        ...
+
+    def get_blobs(self, thread_id: str, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        """The stored blobs among `blob_ids` (missing ids are left out)."""
+        ...
+
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRow]:
+        """A thread's checkpoints, newest first.
+
+        Args:
+            thread_id: the thread.
+            limit: at most this many.
+            before: only checkpoints older than this checkpoint id.
+        """
+        ...
+
+    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
+        """Every thread (with that status, if given), most recently updated first."""
+        ...
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Remove a thread: its checkpoints, writes and blobs."""
+        ...
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        """Delete all but the newest `keep` checkpoints of a thread (the head always stays).
+
+        Writes of deleted checkpoints go too, and blobs no remaining checkpoint or
+        write refers to.
+
+        Returns:
+            How many checkpoints were deleted.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections and files."""
+        ...

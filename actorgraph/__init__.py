@@ -23,6 +23,7 @@ from actorgraph._errors import (
 )
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
+from actorgraph._resume import RunOptions, ThreadNotFoundError
 from actorgraph._types import (
     END,
     START,
@@ -58,11 +59,13 @@ __all__ = [
     "RoutingError",
     "RunCancelledError",
     "RunHandle",
+    "RunOptions",
     "RunResult",
     "RunTimeoutError",
     "Send",
     "SerializationError",
     "Snapshot",
+    "ThreadNotFoundError",
     "SuperstepState",
     "VertexActorDiedError",
     "VertexError",

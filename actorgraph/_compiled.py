@@ -1,23 +1,22 @@
-"""`CompiledGraph`: running a validated graph (invoke, start) and closing it."""
+"""`CompiledGraph`: running a validated graph, and reading and changing its threads."""
 
 from __future__ import annotations
 
-import uuid
 import weakref
 from concurrent.futures import Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from actorgraph._clock import Clock, SystemClock
-from actorgraph._copy import copy_state
 from actorgraph._errors import ActorGraphError, RunTimeoutError
 from actorgraph._handle import RunHandle
-from actorgraph._run import Run, RunSetup
+from actorgraph._resume import GraphSettings, RunOptions, RunRequest, prepare
+from actorgraph._run import Breakpoints, Run
 from actorgraph._runtime import Runtime
 from actorgraph._spec import GraphSpec
-from actorgraph._superstep import initial
-from actorgraph._task import TaskEnv
-from actorgraph._types import Command, Interrupt, Node, RunResult, Send, Snapshot
+from actorgraph._threads import Threads
+from actorgraph._types import RunResult, Snapshot
+from actorgraph.checkpoint._protocol import Checkpointer
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "CompiledGraph"]
 
@@ -32,11 +31,22 @@ class CompiledGraph(Generic[S]):
     Use it as a context manager, or call `close()`, to stop its actors.
     """
 
-    def __init__(self, spec: GraphSpec, *, clock: Clock | None = None, coordinators: int = 4) -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        *,
+        checkpointer: Checkpointer | None = None,
+        breakpoints: Breakpoints = Breakpoints(),
+        durability: str = "sync",
+        clock: Clock | None = None,
+    ) -> None:
         """Wrap a validated spec (use `Graph.compile()` rather than this)."""
         self.spec = spec
+        self.checkpointer = checkpointer
         self.clock = clock or SystemClock()
-        self._runtime = Runtime(spec, self.clock, coordinators=coordinators)
+        self._settings = GraphSettings(spec, checkpointer, breakpoints, durability)
+        self._threads = Threads(spec, checkpointer)
+        self._runtime = Runtime(spec, self.clock)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property
@@ -44,7 +54,9 @@ class CompiledGraph(Generic[S]):
         """The graph's name."""
         return self.spec.name
 
-    def invoke(
+    # -- running -------------------------------------------------------------------------
+
+    def invoke(  # noqa: PLR0913 - LangGraph's invoke keywords; rare ones are in `options`
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
@@ -52,26 +64,43 @@ class CompiledGraph(Generic[S]):
         context: Any = None,
         recursion_limit: int | None = None,
         timeout: float | None = None,
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
     ) -> RunResult[S]:
-        """Run the graph to its end (or until it pauses) and return the result.
+        """Run the graph until it ends or pauses, and return the result.
 
         Args:
-            input: the input state.
-            thread_id: names the run's persisted history (with a checkpointer).
+            input: the input state; None to continue the thread (re-run what
+                failed, pass breakpoints); `Command(resume=...)` to answer interrupts.
+            thread_id: names the run's persisted history (needed with a checkpointer).
             context: any object; vertices read it as `ctx.context`.
             recursion_limit: the most supersteps this invoke may run (default 10,000).
             timeout: seconds before the run is cancelled and `RunTimeoutError` raised.
+            checkpoint_id: with `input=None`, replay from this older checkpoint
+                (the thread forks; its history stays).
+            durability: "sync" (default), "step" or "exit".
+            options: rarely needed per-run options (`RunOptions`).
 
         Returns:
             The `RunResult`: `status` is `"done"` or `"interrupted"`.
 
         Raises:
-            VertexError: a task failed and its retries are spent.
+            VertexError: a task failed and its retries are spent (the run stays resumable).
             MergeConflictError: branches changed a key to different values.
             RecursionLimitError: the run needed more supersteps than allowed.
             RunTimeoutError: the run did not finish within `timeout`.
+            CheckpointError: the checkpointer failed, or another run advanced the thread.
         """
-        handle = self.start(input, thread_id=thread_id, context=context, recursion_limit=recursion_limit)
+        handle = self.start(
+            input,
+            thread_id=thread_id,
+            context=context,
+            recursion_limit=recursion_limit,
+            checkpoint_id=checkpoint_id,
+            durability=durability,
+            options=options,
+        )
         try:
             return handle.result(timeout)
         except RunTimeoutError:
@@ -79,33 +108,76 @@ class CompiledGraph(Generic[S]):
             msg = f"run {handle.run_id} did not finish within {timeout} s and was cancelled"
             raise RunTimeoutError(msg) from None
 
-    def start(
+    def start(  # noqa: PLR0913 - the same keywords as invoke
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
         thread_id: str | None = None,
         context: Any = None,
         recursion_limit: int | None = None,
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
     ) -> RunHandle[S]:
         """Start a run and return its handle at once.
 
-        Takes the same arguments as `invoke` (but `timeout`, which is
+        Takes the same arguments as `invoke` (but `timeout`: use
         `handle.result(timeout)`). Errors in the input are raised here.
         """
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
-        limit = _recursion_limit(recursion_limit)
-        state = _input_state(input)
-        run_id = uuid.uuid4().hex
-        node = Node(f"{run_id[:12]}/0:input", state)
-        env = TaskEnv(node_prefix=f"{run_id[:12]}/", thread_id=thread_id, context=context)
+        request = RunRequest(
+            thread_id=thread_id,
+            context=context,
+            recursion_limit=_recursion_limit(recursion_limit),
+            checkpoint_id=checkpoint_id,
+            durability=durability,
+            options=options or RunOptions(),
+        )
         future: Future[RunResult[Any]] = Future()
-        position = initial(self.spec, node)
-        run = Run(self._runtime, RunSetup(run_id, thread_id, position, env, limit, future))
-        handle: RunHandle[S] = RunHandle(run_id, thread_id, future, lambda: self._runtime.cancel(run))
+        run = Run(self._runtime, prepare(self._settings, input, request, future))
+        handle: RunHandle[S] = RunHandle(run.id, thread_id, future, lambda: self._runtime.cancel(run))
         self._runtime.start(run)
         return handle
+
+    # -- threads -------------------------------------------------------------------------
+
+    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Snapshot[S]:
+        """The thread's state at its newest checkpoint (or at `checkpoint_id`).
+
+        Raises:
+            ThreadNotFoundError: the thread (or checkpoint) has no stored checkpoint.
+        """
+        return self._threads.get_state(thread_id, checkpoint_id)
+
+    def get_history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[Snapshot[S]]:
+        """The thread's snapshots, newest first (at most `limit`, older than `before`)."""
+        return self._threads.get_history(thread_id, limit=limit, before=before)
+
+    def update_state(
+        self,
+        thread_id: str,
+        state: Any,
+        *,
+        as_vertex: str | None = None,
+        checkpoint_id: str | None = None,
+    ) -> str:
+        """Write a new checkpoint with `state` as the thread's state; history is kept.
+
+        Without `as_vertex`, the vertices that were about to run will see `state`
+        instead. With `as_vertex`, routing continues as if that vertex had just
+        produced `state` (messages waiting for it are consumed). With
+        `checkpoint_id`, the update forks from that older checkpoint.
+
+        Returns:
+            The new checkpoint's id.
+        """
+        return self._threads.update_state(thread_id, state, as_vertex=as_vertex, checkpoint_id=checkpoint_id)
+
+    # -- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
         """Stop every actor and thread this graph started (runs still going fail)."""
@@ -138,34 +210,3 @@ def _recursion_limit(limit: int | None) -> int:
         msg = f"recursion_limit must be a positive int, got {limit!r}"
         raise ActorGraphError(msg)
     return limit
-
-
-def _input_state(value: Any) -> Any:
-    if value is None:
-        msg = (
-            "invoke(None) resumes a thread, but there is nothing to resume: this graph has no "
-            "checkpointer or no thread_id was given; pass an input state"
-        )
-        raise ActorGraphError(msg)
-    if isinstance(value, (Send, Interrupt, RunResult, Snapshot)) or (
-        isinstance(value, Command) and value.goto
-    ):
-        msg = (
-            f"the input must be a state (a dict, a dataclass, ...), got a {type(value).__name__}; "
-            "Send and Command(goto=...) are returned by vertices and routers"
-        )
-        raise ActorGraphError(msg)
-    if isinstance(value, Command):
-        msg = (
-            "Command(resume=...) as input resumes an interrupted thread; "
-            "it needs a checkpointer and a thread_id"
-        )
-        raise ActorGraphError(msg)
-    try:
-        return copy_state(value)
-    except Exception as exc:
-        msg = (
-            f"the input state cannot be copied ({type(exc).__name__}: {exc}); "
-            "states must be deep-copyable values"
-        )
-        raise ActorGraphError(msg) from exc

@@ -38,7 +38,26 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.thread = threading.current_thread()
 
     def on_receive(self, message: Any) -> None:
-        """Route a message to the run it concerns."""
+        """Route a message to the run it concerns; contain anything that escapes."""
+        try:
+            self._receive(message)
+        except BaseException as exc:  # noqa: BLE001 - pykka would stop every actor in the process
+            self._die(exc)
+
+    def _die(self, exc: BaseException) -> None:
+        """Fail this coordinator's runs (they stay resumable from their checkpoints) and stop."""
+        self.pool.forget(self)
+        for run in list(self.runs.values()):
+            failure = ActorGraphError(
+                f"the coordinator driving this run died ({type(exc).__name__}: {exc}); "
+                "resume the thread with invoke(None, thread_id=...)"
+            )
+            failure.__cause__ = exc
+            run.crash(failure)
+        self.runs.clear()
+        self.stop()
+
+    def _receive(self, message: Any) -> None:
         match message:
             case Done(run_id=run_id):
                 self._step(run_id, lambda run: run.on_done(message))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
+from actorgraph._errors import ActorGraphError
+from actorgraph._recorder import DURABILITY
+from actorgraph._resume import resolve_breakpoints
 from actorgraph._validate import build_spec
+from actorgraph.checkpoint._protocol import Checkpointer
 
 __all__ = ["Graph"]
 
@@ -28,13 +33,37 @@ class Graph(GraphBuilder[S]):
         ```
     """
 
-    def compile(self, *, clock: Clock | None = None) -> CompiledGraph[S]:
+    def compile(
+        self,
+        checkpointer: Checkpointer | None = None,
+        *,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
+        durability: str = "sync",
+        clock: Clock | None = None,
+    ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
         Args:
+            checkpointer: where runs are recorded (`MemoryCheckpointer`,
+                `SqliteCheckpointer`, `PostgresCheckpointer`); runs then need a `thread_id`.
+            interrupt_before: pause before these vertices run ("*" for all).
+            interrupt_after: pause after the supersteps these vertices ran in ("*" for all).
+            durability: "sync" (each task's result is stored as it finishes),
+                "step" (once per superstep) or "exit" (when the run pauses or ends).
             clock: where retry backoff sleeps (`actorgraph.testing.FakeClock` in tests).
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
         """
-        return CompiledGraph(build_spec(self), clock=clock)
+        spec = build_spec(self)
+        if durability not in DURABILITY:
+            msg = f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}"
+            raise ActorGraphError(msg)
+        return CompiledGraph(
+            spec,
+            checkpointer=checkpointer,
+            breakpoints=resolve_breakpoints(interrupt_before, interrupt_after, spec),
+            durability=durability,
+            clock=clock,
+        )

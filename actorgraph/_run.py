@@ -3,20 +3,28 @@
 A `Run` lives on its coordinator's thread and is only touched there. It plans
 each superstep with the pure logic, hands the tasks to the vertex pools,
 collects their outcomes (retrying by policy, timing out, running `on_error`
-handlers), and commits or pauses the superstep.
+handlers), records them, and commits or pauses the superstep.
+
+A resumed run starts with the pending superstep of its checkpoint: tasks that
+ended `ok` are never run again, `error` tasks run again with a fresh retry
+budget, and `interrupt` tasks run again only once answered (or, for an
+`interrupt_before` breakpoint, once passed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from actorgraph._context import interrupt_id
 from actorgraph._errors import (
     ActorGraphError,
     RecursionLimitError,
@@ -28,16 +36,42 @@ from actorgraph._handle import settle
 from actorgraph._log import log
 from actorgraph._messages import Done, Order, TimedOut
 from actorgraph._retry import next_delay
-from actorgraph._superstep import Position, commit, current_state, final_state, plan, waiting_joins
+from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
 from actorgraph._task import TaskEnv
-from actorgraph._types import ErrorInfo, Interrupt, RunResult, SuperstepState, Task, VertexResult
+from actorgraph._types import (
+    ErrorInfo,
+    Interrupt,
+    Position,
+    RunResult,
+    RunStatus,
+    SuperstepState,
+    Task,
+    VertexResult,
+)
 
 if TYPE_CHECKING:
+    from actorgraph._recorder import Recorder
     from actorgraph._runtime import Runtime
 
-__all__ = ["Run", "RunSetup"]
+__all__ = ["Breakpoints", "Run", "RunSetup"]
 
 _tokens = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoints:
+    """Where a run pauses by itself: before or after some vertices ("*" for all)."""
+
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
+
+    def stops_before(self, vertex: str) -> bool:
+        """True when the run pauses before `vertex` runs."""
+        return vertex in self.before or "*" in self.before
+
+    def stops_after(self, vertex: str) -> bool:
+        """True when the run pauses after the superstep in which `vertex` ran."""
+        return vertex in self.after or "*" in self.after
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +85,12 @@ class RunSetup:
         env: the surroundings handed to every task.
         recursion_limit: the most supersteps this invoke may run.
         future: completed with the run's `RunResult` (or error).
+        recorder: writes the run to its checkpointer, or None.
+        pending: the results of the checkpoint's unfinished superstep, by task id.
+        answers: resume values for interrupted tasks, by task id.
+        passed: task ids whose `interrupt_before` breakpoint is passed.
+        breakpoints: where the run pauses by itself.
+        record_start: write the starting position as a checkpoint first.
     """
 
     run_id: str
@@ -59,13 +99,19 @@ class RunSetup:
     env: TaskEnv
     recursion_limit: int
     future: Future[RunResult[Any]]
+    recorder: Recorder | None = None
+    pending: Mapping[str, VertexResult] = field(default_factory=dict)
+    answers: Mapping[str, Any] = field(default_factory=dict)
+    passed: frozenset[str] = frozenset()
+    breakpoints: Breakpoints = Breakpoints()
+    record_start: bool = False
 
 
 @dataclass(slots=True)
 class _Attempt:
     task_id: str
     attempt: int
-    handler: bool  # running the vertex's on_error handler
+    failure: ErrorInfo | None  # set when running the vertex's on_error handler for it
 
 
 class Run:
@@ -74,16 +120,18 @@ class Run:
     def __init__(self, runtime: Runtime, setup: RunSetup) -> None:
         self.runtime = runtime
         self.spec = runtime.spec
+        self.setup = setup
         self.id = setup.run_id
         self.thread_id = setup.thread_id
         self.pos = setup.position
         self.env = setup.env
-        self.limit = setup.recursion_limit
+        self.recorder = setup.recorder
         self.future = setup.future
         self.cancel_event = threading.Event()
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
         self.supersteps = 0
+        self.pending = dict(setup.pending)
         self.tasks: dict[str, Task] = {}
         self.results: dict[str, VertexResult] = {}
         self.outstanding: dict[int, _Attempt] = {}
@@ -96,9 +144,12 @@ class Run:
     # -- entry points (called by the coordinator) ---------------------------------
 
     def begin(self, coordinator: pykka.ActorRef[Any]) -> None:
-        """Start the run's next superstep."""
+        """Record the starting position if asked, then start the next superstep."""
         self.coordinator = coordinator
         self._log("debug", "run started", step=self.pos.step)
+        if self.recorder is not None and self.setup.record_start:
+            self.recorder.committed(self.pos)
+            self.recorder.carry(self.pending.values())
         self._next_superstep()
 
     def on_done(self, message: Done) -> None:
@@ -106,7 +157,7 @@ class Run:
         attempt = self.outstanding.pop(message.token, None)
         if attempt is None:
             return  # a late answer from an abandoned attempt
-        self._settle_attempt(attempt, message.result)
+        self._settle_attempt(attempt, message.result, message.blobs)
 
     def on_timeout(self, message: TimedOut) -> None:
         """An attempt overran its vertex's timeout: abandon its actor, record the error."""
@@ -122,7 +173,7 @@ class Run:
             f"vertex {task.vertex!r} (task {task.id!r}) ran longer than its timeout of "
             f"{timeout} s; its actor was abandoned"
         )
-        self._settle_attempt(attempt, _failure(task, attempt.attempt, error))
+        self._settle_attempt(attempt, _failure(task, attempt.attempt, error), {})
 
     def cancel(self) -> None:
         """Stop between supersteps: nothing new is dispatched."""
@@ -146,10 +197,10 @@ class Run:
         if self.pos.done:
             self._finish()
             return
-        if self.supersteps >= self.limit:
+        if self.supersteps >= self.setup.recursion_limit:
             msg = (
-                f"the run reached its recursion limit of {self.limit} supersteps without "
-                f"finishing (last committed superstep: {self.pos.step}); raise "
+                f"the run reached its recursion limit of {self.setup.recursion_limit} supersteps "
+                f"without finishing (last committed superstep: {self.pos.step}); raise "
                 "invoke(..., recursion_limit=...) if the loop is meant to be that long, "
                 "or check the condition that should end it"
             )
@@ -160,14 +211,55 @@ class Run:
         self.tasks = {t.id: t for t in tasks}
         self.results = {}
         self.handled = set()
+        pending, self.pending = self.pending, {}
         for task in tasks:
-            self._dispatch(task, 1)
+            self._start_task(task, pending.get(task.id))
+        if not self.outstanding:
+            self._end_superstep()
+
+    def _start_task(self, task: Task, old: VertexResult | None) -> None:
+        """Dispatch a planned task, or keep its recorded outcome."""
+        if old is None:
+            if self.setup.breakpoints.stops_before(task.vertex):
+                self.results[task.id] = self._breakpoint(task)
+            else:
+                self._dispatch(task, 1)
+            return
+        match old.status:
+            case "ok":
+                self.results[task.id] = old
+            case "error" if not old.handler and old.error and self.spec.vertices[task.vertex].on_error:
+                # the vertex's failure was final and its handler never finished: run the handler
+                self.handled.add(task.id)
+                self._dispatch(task, old.attempts, 0.0, failure=old.error)
+            case "error":
+                self._dispatch(dataclasses.replace(task, resumes=old.resumes), 1)
+            case "interrupt" if old.interrupt is not None and old.interrupt.kind == "before":
+                if task.id in self.setup.passed:
+                    self._dispatch(task, 1)
+                else:
+                    self.results[task.id] = old
+            case _:
+                if task.id in self.setup.answers:
+                    resumes = (*old.resumes, self.setup.answers[task.id])
+                    self._dispatch(dataclasses.replace(task, resumes=resumes), 1)
+                else:
+                    self.results[task.id] = old
+
+    def _breakpoint(self, task: Task) -> VertexResult:
+        pending = Interrupt(
+            interrupt_id(self.thread_id, task.step, task.id, -1), task.vertex, None, task.id, "before"
+        )
+        return VertexResult(
+            task.id, task.vertex, "interrupt", interrupt=pending, attempts=0, inputs=task.inputs
+        )
 
     def _dispatch(
         self, task: Task, attempt: int, delay: float = 0.0, failure: ErrorInfo | None = None
     ) -> None:
         token = next(_tokens)
-        self.outstanding[token] = _Attempt(task.id, attempt, failure is not None)
+        self.outstanding[token] = _Attempt(task.id, attempt, failure)
+        self.tasks[task.id] = task
         order = Order(
             self.id,
             self.coordinator,  # type: ignore[arg-type]
@@ -181,10 +273,14 @@ class Run:
         )
         self.runtime.pools[task.vertex].submit(order)
 
-    def _settle_attempt(self, attempt: _Attempt, result: VertexResult) -> None:
+    def _settle_attempt(self, attempt: _Attempt, result: VertexResult, blobs: Mapping[str, bytes]) -> None:
         if self.cancel_event.is_set():
             return
-        if result.status == "error" and not self._try_again(attempt, result):
+        if attempt.failure is not None:  # the on_error handler's outcome stands for the task
+            result = dataclasses.replace(result, handler=True, error=result.error or attempt.failure)
+        elif result.status == "error" and self._try_again(attempt, result):
+            return
+        if result.status == "error":
             self._log(
                 "error",
                 "task failed",
@@ -194,9 +290,9 @@ class Run:
                 attempt=result.attempts,
                 error=result.error.type if result.error else None,
             )
-            self.results[attempt.task_id] = result
-        elif result.status != "error":
-            self.results[attempt.task_id] = result
+        self.results[attempt.task_id] = result
+        if self.recorder is not None:
+            self.recorder.task_finished(result, blobs)
         if len(self.results) == len(self.tasks) and not self.outstanding:
             self._end_superstep()
 
@@ -205,13 +301,14 @@ class Run:
         task = self.tasks[attempt.task_id]
         vertex = self.spec.vertices[task.vertex]
         error = result.error
-        if error is None or attempt.handler:
+        if error is None:
             return False
         delay = next_delay(vertex.retry, error, attempt.attempt, self.rng.random())
         if delay is not None:
             self._log(
                 "info",
                 "retry scheduled",
+                step=task.step,
                 vertex=task.vertex,
                 task_id=task.id,
                 attempt=attempt.attempt,
@@ -222,6 +319,8 @@ class Run:
             return True
         if vertex.on_error is not None and error.retryable and task.id not in self.handled:
             self.handled.add(task.id)
+            if self.recorder is not None:  # a crash from here on runs the handler, not the vertex
+                self.recorder.task_finished(result, {})
             self._dispatch(task, attempt.attempt, 0.0, failure=error)
             return True
         return False
@@ -229,16 +328,36 @@ class Run:
     def _end_superstep(self) -> None:
         step = self.pos.step + 1
         superstep = SuperstepState(step, {tid: self.results[tid] for tid in self.tasks})
-        if all(r.status == "ok" for r in superstep.results.values()):
-            self.pos = commit(self.spec, self.pos, superstep)
-            self._next_superstep()
-        else:
+        if any(r.status != "ok" for r in superstep.results.values()):
             self._pause(superstep)
+            return
+        self.pos = commit(self.spec, self.pos, superstep)
+        pauses = () if self.pos.done else self._pauses_after(superstep)
+        if self.recorder is not None:
+            if pauses:
+                self.recorder.checkpoint(self.pos, pauses=pauses)
+            else:
+                self.recorder.committed(self.pos)
+        if pauses:
+            self._resolve("interrupted", current_state(self.pos, self.spec.merge), pauses)
+        else:
+            self._next_superstep()
+
+    def _pauses_after(self, superstep: SuperstepState) -> tuple[Interrupt, ...]:
+        stops = self.setup.breakpoints
+        vertices = sorted({r.vertex for r in superstep.results.values() if stops.stops_after(r.vertex)})
+        return tuple(
+            Interrupt(interrupt_id(self.thread_id, superstep.step, f"after:{v}", 0), v, None, v, "after")
+            for v in vertices
+        )
 
     # -- endings ---------------------------------------------------------------------
 
     def _pause(self, superstep: SuperstepState) -> None:
         failed = superstep.failed
+        status = "error" if failed else "interrupted"
+        if self.recorder is not None:
+            self.recorder.paused(self.pos, superstep, status)
         if failed:
             self._fail(_raised(failed[0], superstep.step, len(failed) - 1))
             return
@@ -248,11 +367,14 @@ class Run:
     def _finish(self) -> None:
         for join, missing in waiting_joins(self.spec, self.pos):
             self._log("warning", "join never fired", join=join.id, target=join.target, missing=missing)
+        if self.recorder is not None:
+            self.recorder.finished(self.pos)
         self._resolve("done", final_state(self.pos, self.spec.merge), ())
 
-    def _resolve(self, status: Any, state: Any, interrupts: tuple[Interrupt, ...]) -> None:
+    def _resolve(self, status: RunStatus, state: Any, interrupts: tuple[Interrupt, ...]) -> None:
+        head = self.recorder.head if self.recorder is not None else None
         result: RunResult[Any] = RunResult(
-            state, status, interrupts, self.pos.step, self.id, self.thread_id, None
+            state, status, interrupts, self.pos.step, self.id, self.thread_id, head
         )
         self._log("debug", "run ended", status=status, step=self.pos.step)
         settle(self.future, result=result)

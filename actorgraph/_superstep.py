@@ -11,64 +11,31 @@ END, and each vertex's private value. `plan` turns a position into tasks;
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from actorgraph._lineage import distinct, lowest_common_ancestors, merge_nodes
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, JoinSpec
-from actorgraph._types import END, START, Message, Node, SuperstepState, Task
+from actorgraph._types import END, START, Message, Node, Position, SuperstepState, Task
 from actorgraph.merge import Merge
 
 __all__ = [
     "Position",
     "commit",
     "current_state",
+    "deliver_as",
     "final_state",
     "initial",
     "plan",
+    "replace_state",
+    "status_of",
     "task_order",
     "waiting_joins",
 ]
 
 _TRIM_EVERY = 32  # supersteps between attempts to forget lineage no merge can need
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """Where a run stands after a committed superstep.
-
-    Attributes:
-        step: the last committed superstep (0: only the input is recorded).
-        inbox: messages delivered for the next superstep, in delivery order.
-        joins: join id -> messages buffered until every source has delivered.
-        finished: messages delivered to END, in delivery order.
-        values: vertex -> its private value.
-    """
-
-    step: int
-    inbox: tuple[Message, ...] = ()
-    joins: Mapping[str, tuple[Message, ...]] = field(default_factory=dict)
-    finished: tuple[Message, ...] = ()
-    values: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def done(self) -> bool:
-        """True when nothing is in flight: the run has ended."""
-        return not self.inbox
-
-    def next_vertices(self) -> tuple[str, ...]:
-        """The vertices that run in the next superstep, by name."""
-        return tuple(sorted({m.target for m in self.inbox}))
-
-    def messages(self) -> list[Message]:
-        """Every live message: inboxes, join buffers and END deliveries."""
-        out = list(self.inbox)
-        for buffered in self.joins.values():
-            out.extend(buffered)
-        out.extend(self.finished)
-        return out
 
 
 def initial(spec: GraphSpec, node: Node, *, ctx: Any = None) -> Position:
@@ -202,6 +169,57 @@ def _trim(pos: Position) -> None:
 def _cut(node: Node) -> None:
     if node.parents:
         object.__setattr__(node, "parents", ())  # frozen record; see Node's docstring
+
+
+def replace_state(pos: Position, node: Node) -> Position:
+    """`pos` with every live message carrying `node` instead (what `update_state` does).
+
+    The targets stay: the vertices that were about to run still run, with the new state.
+    """
+
+    def swap(messages: Iterable[Message]) -> tuple[Message, ...]:
+        return tuple(dataclasses.replace(m, node=node) for m in messages)
+
+    return Position(
+        pos.step,
+        swap(pos.inbox),
+        {k: swap(v) for k, v in pos.joins.items()},
+        swap(pos.finished),
+        pos.values,
+    )
+
+
+def deliver_as(spec: GraphSpec, pos: Position, vertex: str, node: Node) -> Position:
+    """`pos` as if `vertex` had just produced `node` (what `update_state(as_vertex=...)` does).
+
+    Messages waiting for `vertex` are consumed; its outbox is delivered.
+
+    Raises:
+        RoutingError: a router of `vertex` named an unknown target.
+    """
+    outbox = route(spec, vertex, node, step=pos.step, task_id=vertex, node_id=node.id)
+    kept = Position(
+        pos.step,
+        tuple(m for m in pos.inbox if m.target != vertex),
+        pos.joins,
+        pos.finished,
+        pos.values,
+    )
+    delivered = _deliver(spec, kept, outbox, step=pos.step)
+    return Position(pos.step, kept.inbox + delivered.inbox, delivered.joins, delivered.finished, pos.values)
+
+
+def status_of(pos: Position, superstep: SuperstepState | None, pauses: Sequence[Any] = ()) -> str:
+    """A run's status at `pos` with `superstep` pending: error, interrupted, done or running."""
+    if superstep is not None:
+        statuses = {r.status for r in superstep.results.values()}
+        if "error" in statuses:
+            return "error"
+        if "interrupt" in statuses:
+            return "interrupted"
+    if pauses:
+        return "interrupted"
+    return "done" if pos.done else "running"
 
 
 def final_state(pos: Position, merge: Merge) -> Any:

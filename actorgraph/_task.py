@@ -36,6 +36,8 @@ class TaskEnv:
         context: the run's `context=` object.
         emit: where `ctx.emit(payload)` goes, or None.
         now: the wall clock, for the result's timestamps.
+        encode: with a checkpointer, `encode(node_id, result)` serializes the
+            states a task made (on the vertex's thread); None otherwise.
     """
 
     node_prefix: str
@@ -43,6 +45,11 @@ class TaskEnv:
     context: Any = None
     emit: Callable[[Any], None] | None = None
     now: Callable[[], float] = time.time
+    encode: Callable[[str, VertexResult], Mapping[str, bytes]] | None = None
+
+    def node_id(self, task: Task) -> str:
+        """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
+        return f"{self.node_prefix}{task.step}:{task.id}"
 
 
 def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
@@ -138,7 +145,7 @@ def run_attempt(
     """
     at = _Attempt(task, attempt, env.now(), env)
     vertex = spec.vertices[task.vertex]
-    node_id = f"{env.node_prefix}{task.step}:{task.id}"
+    node_id = env.node_id(task)
     try:
         node_in = input_node(spec, task, node_id)
     except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
@@ -165,7 +172,7 @@ def run_attempt(
         outbox = route(
             spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
         )
-        return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value)
+        return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value, node=node_out)
     except InterruptSignal as signal:
         return at.paused(signal.pending)
     except (RoutingError, InvalidUpdateError) as exc:

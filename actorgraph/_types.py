@@ -19,6 +19,7 @@ __all__ = [
     "Interrupt",
     "Message",
     "Node",
+    "Position",
     "RetryPolicy",
     "RunResult",
     "Send",
@@ -112,6 +113,42 @@ class Message:
 
 
 @dataclass(frozen=True, slots=True)
+class Position:
+    """Where a run stands after a committed superstep.
+
+    Attributes:
+        step: the last committed superstep (0: only the input is recorded).
+        inbox: messages delivered for the next superstep, in delivery order.
+        joins: join id -> messages buffered until every source has delivered.
+        finished: messages delivered to END, in delivery order.
+        values: vertex -> its private value.
+    """
+
+    step: int
+    inbox: tuple[Message, ...] = ()
+    joins: Mapping[str, tuple[Message, ...]] = field(default_factory=dict)
+    finished: tuple[Message, ...] = ()
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """True when nothing is in flight: the run has ended."""
+        return not self.inbox
+
+    def next_vertices(self) -> tuple[str, ...]:
+        """The vertices that run in the next superstep, by name."""
+        return tuple(sorted({m.target for m in self.inbox}))
+
+    def messages(self) -> list[Message]:
+        """Every live message: inboxes, join buffers and END deliveries."""
+        out = list(self.inbox)
+        for buffered in self.joins.values():
+            out.extend(buffered)
+        out.extend(self.finished)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Send:
     """Run `vertex` as a task of its own with `state` (map-reduce, fan-out).
 
@@ -147,12 +184,15 @@ class Interrupt:
         vertex: the vertex that paused.
         value: what the vertex asked (shown to the person answering).
         task_id: the task that paused.
+        kind: "interrupt" (the vertex called `interrupt()`), "before" or "after"
+            (an `interrupt_before` / `interrupt_after` breakpoint).
     """
 
     id: str
     vertex: str
     value: Any
     task_id: str = ""
+    kind: str = "interrupt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +239,9 @@ class VertexResult:
         resumes: the answers to this task's interrupts received so far, in order.
         started_at: wall-clock seconds when the first attempt started.
         finished_at: wall-clock seconds when the last attempt ended.
+        handler: True when the vertex's `on_error` handler produced this outcome
+            (`error` then keeps the failure it handled).
+        node: the new state's lineage version (the engine's bookkeeping).
     """
 
     task_id: str
@@ -214,6 +257,8 @@ class VertexResult:
     resumes: tuple[Any, ...] = ()
     started_at: float = 0.0
     finished_at: float = 0.0
+    handler: bool = False
+    node: Node | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

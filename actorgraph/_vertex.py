@@ -10,11 +10,12 @@ as `VertexActorDiedError` and the pool replaces the actor.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from actorgraph._errors import RunCancelledError, VertexActorDiedError
+from actorgraph._errors import RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._messages import Done, Order
 from actorgraph._task import run_attempt
 from actorgraph._types import ErrorInfo, VertexResult
@@ -82,7 +83,14 @@ class VertexActor(pykka.ThreadingActor):
             if handle is not None:
                 pool.running.pop(order.token, None)
                 pool.timer().cancel(handle)
-        order.reply_to.tell(Done(order.run_id, order.token, result))
+        blobs: Mapping[str, bytes] = {}
+        encode = order.env.encode
+        if encode is not None and result.status == "ok":
+            try:
+                blobs = encode(order.env.node_id(order.task), result)
+            except SerializationError as exc:  # unstorable: fail the task before anything is written
+                result = _outcome(order, exc, retryable=False)
+        order.reply_to.tell(Done(order.run_id, order.token, result, blobs))
 
     def _die(self, order: Order, exc: BaseException) -> None:
         died = VertexActorDiedError(

@@ -8,7 +8,7 @@ import importlib.util
 import platform
 import sys
 
-from benchmarks import core, isolation, startup
+from benchmarks import core, isolation, persistence, startup
 from benchmarks.harness import measure, table
 
 
@@ -28,7 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         chosen = workload if have_langgraph else dataclasses.replace(workload, langgraph=None)
         rows.append(measure(chosen, args.repeat))
         print(f"  measured: {workload.name}", file=sys.stderr)
-    print(table(rows, "Core engine (median of %d runs)" % args.repeat))
+    if rows:
+        print(table(rows, "Core engine (median of %d runs)" % args.repeat))
+    if not args.only or "persist" in args.only:
+        print()
+        print(table(persistence.rows(args.repeat, have_langgraph), "Checkpointing (median of %d runs)" % args.repeat))
     if not args.only:
         print()
         print(startup.report(have_langgraph))

@@ -1,0 +1,309 @@
+"""Preparing a run: from a fresh input, from a thread's checkpoint, or from an answer.
+
+- A state as input starts a run (a new thread, or a new run on a finished one).
+- `None` continues the thread: failed tasks run again, breakpoints are passed,
+  and unanswered interrupts stay pending. With `checkpoint_id`, it replays from
+  an older checkpoint instead, forking the thread's history.
+- `Command(resume=...)` answers pending interrupts (`Command(update=...)` also
+  changes the state first).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from actorgraph._copy import copy_state
+from actorgraph._errors import ActorGraphError, CheckpointError
+from actorgraph._lineage import distinct
+from actorgraph._recorder import DURABILITY, Durability, Recorder, encode_new_states
+from actorgraph._run import Breakpoints, RunSetup
+from actorgraph._spec import GraphSpec
+from actorgraph._superstep import current_state, initial, replace_state
+from actorgraph._task import TaskEnv, apply_update
+from actorgraph._types import UNSET, Command, Interrupt, Node, Position, RunResult, Send, Snapshot
+from actorgraph.checkpoint._load import Loaded, load
+from actorgraph.checkpoint._protocol import Checkpointer
+
+__all__ = ["RunOptions", "RunRequest", "ThreadNotFoundError", "prepare", "resolve_breakpoints"]
+
+
+class ThreadNotFoundError(CheckpointError):
+    """Raised when a thread (or one of its checkpoints) has no stored checkpoint."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Per-run options that are rarely needed (bundled to keep `invoke` short).
+
+    Attributes:
+        interrupt_before: pause before these vertices ("*" for all), this run only.
+        interrupt_after: pause after the supersteps these vertices ran in, this run only.
+        discard_pending: start a new input on a thread whose last superstep failed
+            or is paused, dropping that superstep.
+        listeners: callables that receive this run's events.
+    """
+
+    interrupt_before: Sequence[str] | str | None = None
+    interrupt_after: Sequence[str] | str | None = None
+    discard_pending: bool = False
+    listeners: Sequence[Callable[[Any], None]] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """Everything `invoke`, `start` and `stream` are given, besides the input."""
+
+    thread_id: str | None = None
+    context: Any = None
+    recursion_limit: int = 10_000
+    checkpoint_id: str | None = None
+    durability: str | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSettings:
+    """What `compile()` fixed for every run."""
+
+    spec: GraphSpec
+    checkpointer: Checkpointer | None
+    breakpoints: Breakpoints
+    durability: str
+
+
+def resolve_breakpoints(
+    before: Iterable[str] | str | None, after: Iterable[str] | str | None, spec: GraphSpec
+) -> Breakpoints:
+    """Breakpoints from user input, checked against the graph's vertices."""
+
+    def names(value: Iterable[str] | str | None, what: str) -> frozenset[str]:
+        if value is None:
+            return frozenset()
+        items = (value,) if isinstance(value, str) else tuple(value)
+        for item in items:
+            if item != "*" and item not in spec.vertices:
+                msg = f"{what} names unknown vertex {item!r} (vertices: {', '.join(spec.vertices)}; or '*')"
+                raise ActorGraphError(msg)
+        return frozenset(items)
+
+    return Breakpoints(names(before, "interrupt_before"), names(after, "interrupt_after"))
+
+
+def prepare(
+    settings: GraphSettings, input_: Any, request: RunRequest, future: Future[RunResult[Any]]
+) -> RunSetup:
+    """The setup of a run for `input_`; raises any error in the input at once."""
+    run_id = uuid.uuid4().hex
+    prefix = f"{run_id[:12]}/"
+    spec = settings.spec
+    options = request.options
+    breakpoints = settings.breakpoints
+    if options.interrupt_before is not None or options.interrupt_after is not None:
+        breakpoints = resolve_breakpoints(
+            options.interrupt_before if options.interrupt_before is not None else breakpoints.before,
+            options.interrupt_after if options.interrupt_after is not None else breakpoints.after,
+            spec,
+        )
+    cp = settings.checkpointer
+    thread_id = request.thread_id
+    common: dict[str, Any] = {
+        "run_id": run_id,
+        "thread_id": thread_id,
+        "recursion_limit": request.recursion_limit,
+        "future": future,
+        "breakpoints": breakpoints,
+    }
+    if cp is None or thread_id is None:
+        if cp is not None:
+            msg = "this graph has a checkpointer, so a run needs a thread: pass thread_id=..."
+            raise ActorGraphError(msg)
+        if request.checkpoint_id is not None:
+            msg = "checkpoint_id=... needs a graph compiled with a checkpointer"
+            raise ActorGraphError(msg)
+        node = Node(f"{prefix}0:input", input_state(input_))
+        env = TaskEnv(node_prefix=prefix, thread_id=thread_id, context=request.context)
+        return RunSetup(position=initial(spec, node), env=env, **common)
+    durability = _durability(request.durability or settings.durability)
+    env = TaskEnv(
+        node_prefix=prefix,
+        thread_id=thread_id,
+        context=request.context,
+        encode=lambda own, result: encode_new_states(cp, thread_id, own, result),
+    )
+    loaded = load(cp, thread_id, request.checkpoint_id)
+    if request.checkpoint_id is not None and loaded is None:
+        msg = f"thread {thread_id!r} has no checkpoint {request.checkpoint_id!r}"
+        raise ThreadNotFoundError(msg)
+    head = loaded.row.checkpoint_id if loaded is not None else None
+    if request.checkpoint_id is not None:
+        current = cp.get(thread_id)
+        head = current.checkpoint_id if current is not None else None
+    replaying = request.checkpoint_id is not None
+    source = "fork" if replaying else "loop"
+    parent = loaded.row.checkpoint_id if loaded else None
+    if (
+        isinstance(input_, Command)
+        and (input_.resume is not UNSET or input_.update is not None)
+        and not input_.goto
+    ):
+        if loaded is None:
+            raise _no_thread(thread_id)
+        answers, passed, position = _answer(loaded, input_, prefix, spec)
+        changed = position is not loaded.position
+        recorder = Recorder(
+            cp,
+            thread_id,
+            durability,
+            stored=loaded.stored,
+            source="update" if changed else source,
+            head=head,
+            parent=parent,
+        )
+        return RunSetup(
+            position=position,
+            env=env,
+            recorder=recorder,
+            pending=_pending_after_update(loaded, position),
+            answers=answers,
+            passed=passed,
+            record_start=changed,
+            **common,
+        )
+    if input_ is None:
+        if loaded is None:
+            raise _no_thread(thread_id)
+        recorder = Recorder(
+            cp, thread_id, durability, stored=loaded.stored, source=source, head=head, parent=parent
+        )
+        return RunSetup(
+            position=loaded.position,
+            env=env,
+            recorder=recorder,
+            pending={} if replaying else loaded.pending,
+            passed=frozenset(
+                r.task_id for r in loaded.pending.values() if r.interrupt and r.interrupt.kind == "before"
+            ),
+            **common,
+        )
+    if loaded is not None and not options.discard_pending and request.checkpoint_id is None:
+        _refuse_if_unfinished(loaded, thread_id)
+    node = Node(f"{prefix}0:input", input_state(input_))
+    recorder = Recorder(
+        cp, thread_id, durability, source="fork" if replaying else "input", head=head, parent=parent
+    )
+    return RunSetup(position=initial(spec, node), env=env, recorder=recorder, record_start=True, **common)
+
+
+def _durability(value: str) -> Durability:
+    if value not in DURABILITY:
+        msg = f"durability must be one of {', '.join(DURABILITY)}, got {value!r}"
+        raise ActorGraphError(msg)
+    return value  # type: ignore[return-value]
+
+
+def _no_thread(thread_id: str) -> ThreadNotFoundError:
+    msg = f"thread {thread_id!r} has no checkpoint to resume; start it with an input state"
+    return ThreadNotFoundError(msg)
+
+
+def _refuse_if_unfinished(loaded: Loaded, thread_id: str) -> None:
+    unfinished = [r for r in loaded.pending.values() if r.status != "ok"]
+    if not unfinished and not loaded.pauses and loaded.position.done:
+        return
+    kinds: list[str] = sorted({r.status for r in unfinished}) or (
+        ["interrupt"] if loaded.pauses else ["running"]
+    )
+    how = (
+        "answer it with invoke(Command(resume=...), thread_id=...)"
+        if "interrupt" in kinds and "error" not in kinds
+        else "resume it with invoke(None, thread_id=...)"
+    )
+    msg = (
+        f"thread {thread_id!r} has an unfinished superstep {loaded.position.step + 1} "
+        f"({', '.join(kinds)}); {how}, or pass options=RunOptions(discard_pending=True) "
+        "to drop it and start over with this input"
+    )
+    raise ActorGraphError(msg)
+
+
+def _answer(
+    loaded: Loaded, command: Command, prefix: str, spec: GraphSpec
+) -> tuple[dict[str, Any], frozenset[str], Position]:
+    """Which tasks get which answers, which breakpoints pass, and the position to run."""
+    pending = {i.id: i for i in loaded.interrupts}
+    if not pending and command.resume is not UNSET:
+        msg = (
+            f"thread {loaded.row.thread_id!r} is not interrupted (status {loaded.row.status!r}); "
+            "there is nothing to resume: use invoke(None, thread_id=...) to continue it"
+        )
+        raise ActorGraphError(msg)
+    chosen = _match(command.resume, pending) if command.resume is not UNSET else {}
+    answers: dict[str, Any] = {}
+    passed: set[str] = set()
+    for interrupt_id, value in chosen.items():
+        interrupt = pending[interrupt_id]
+        if interrupt.kind == "interrupt":
+            answers[interrupt.task_id] = value
+        else:
+            passed.add(interrupt.task_id)
+    position = loaded.position
+    if command.update is not None:
+        position = _updated(position, command.update, prefix, spec)
+    return answers, frozenset(passed), position
+
+
+def _match(resume: Any, pending: Mapping[str, Interrupt]) -> dict[str, Any]:
+    listing = ", ".join(f"{i} ({p.vertex})" for i, p in pending.items())
+    if isinstance(resume, Mapping) and resume and all(k in pending for k in resume):
+        return dict(resume)
+    if isinstance(resume, Mapping) and len(pending) > 1 and any(isinstance(k, str) for k in resume):
+        unknown = [k for k in resume if k not in pending]
+        msg = f"unknown interrupt id(s) {unknown}; the pending interrupts are: {listing}"
+        raise ActorGraphError(msg)
+    if len(pending) == 1:
+        return {next(iter(pending)): resume}
+    msg = (
+        f"{len(pending)} interrupts are pending, so a bare resume value is ambiguous; pass "
+        f"Command(resume={{interrupt_id: value, ...}}) with some of: {listing}"
+    )
+    raise ActorGraphError(msg)
+
+
+def _updated(position: Position, update: Any, prefix: str, spec: GraphSpec) -> Position:
+    state = current_state(position, spec.merge)
+    live = distinct(m.node for m in position.messages())
+    node = Node.child(f"{prefix}update", apply_update(state, copy_state(update)), *live)
+    return replace_state(position, node)
+
+
+def _pending_after_update(loaded: Loaded, position: Position) -> dict[str, Any]:
+    """A state update re-runs finished tasks (their inputs changed); others keep their outcome."""
+    if position is loaded.position:
+        return dict(loaded.pending)
+    return {k: r for k, r in loaded.pending.items() if r.status != "ok"}
+
+
+def input_state(value: Any) -> Any:
+    """A private copy of a run's input, refusing what is not a state."""
+    if value is None:
+        msg = (
+            "invoke(None) resumes a thread, but there is nothing to resume: this graph has no "
+            "checkpointer or no thread_id was given; pass an input state"
+        )
+        raise ActorGraphError(msg)
+    if isinstance(value, (Send, Interrupt, RunResult, Snapshot, Command)):
+        msg = (
+            f"the input must be a state (a dict, a dataclass, ...), got a {type(value).__name__}; "
+            "Send and Command(goto=...) are returned by vertices and routers, and "
+            "Command(resume=...) needs a checkpointer and a thread_id"
+        )
+        raise ActorGraphError(msg)
+    try:
+        return copy_state(value)
+    except Exception as exc:
+        msg = f"the input state cannot be copied ({type(exc).__name__}: {exc}); states must be deep-copyable"
+        raise ActorGraphError(msg) from exc

@@ -1,0 +1,107 @@
+"""Reading and changing a thread's history: snapshots, history, state updates."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from actorgraph._copy import copy_state
+from actorgraph._errors import ActorGraphError
+from actorgraph._lineage import distinct
+from actorgraph._recorder import Recorder
+from actorgraph._resume import ThreadNotFoundError
+from actorgraph._spec import GraphSpec
+from actorgraph._superstep import current_state, deliver_as, final_state, replace_state, status_of
+from actorgraph._types import Node, Snapshot
+from actorgraph.checkpoint._load import Loaded, load
+from actorgraph.checkpoint._protocol import Checkpointer
+
+__all__ = ["Threads", "snapshot"]
+
+
+def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
+    """The `Snapshot` of a loaded checkpoint."""
+    pos = loaded.position
+    superstep = loaded.superstep
+    row = loaded.row
+    return Snapshot(
+        state=final_state(pos, spec.merge) if pos.done else current_state(pos, spec.merge),
+        status=status_of(pos, superstep, loaded.pauses),  # type: ignore[arg-type]
+        step=pos.step,
+        next=pos.next_vertices(),
+        superstep=superstep,
+        interrupts=loaded.interrupts,
+        checkpoint_id=row.checkpoint_id,
+        parent_id=row.parent_id,
+        created_at=row.created_at,
+        thread_id=row.thread_id,
+        source=row.source,
+    )
+
+
+class Threads:
+    """A compiled graph's access to its checkpointer's threads."""
+
+    def __init__(self, spec: GraphSpec, checkpointer: Checkpointer | None) -> None:
+        self.spec = spec
+        self.checkpointer = checkpointer
+
+    def _store(self) -> Checkpointer:
+        if self.checkpointer is None:
+            msg = "this graph has no checkpointer; compile it with checkpointer=... to keep threads"
+            raise ActorGraphError(msg)
+        return self.checkpointer
+
+    def _load(self, thread_id: str, checkpoint_id: str | None) -> Loaded:
+        loaded = load(self._store(), thread_id, checkpoint_id)
+        if loaded is None:
+            where = f"checkpoint {checkpoint_id!r} of thread" if checkpoint_id else "thread"
+            msg = f"{where} {thread_id!r} has no stored checkpoint"
+            raise ThreadNotFoundError(msg)
+        return loaded
+
+    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Snapshot[Any]:
+        """The snapshot at the head (or at `checkpoint_id`)."""
+        return snapshot(self.spec, self._load(thread_id, checkpoint_id))
+
+    def get_history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[Snapshot[Any]]:
+        """Snapshots of the thread's checkpoints, newest first."""
+        rows = self._store().history(thread_id, limit=limit, before=before)
+        return [self.get_state(thread_id, row.checkpoint_id) for row in rows]
+
+    def update_state(
+        self, thread_id: str, state: Any, *, as_vertex: str | None, checkpoint_id: str | None
+    ) -> str:
+        """Write an "update" checkpoint holding `state`; return its id."""
+        store = self._store()
+        loaded = self._load(thread_id, checkpoint_id)
+        head = store.get(thread_id)
+        if as_vertex is not None and as_vertex not in self.spec.vertices:
+            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {', '.join(self.spec.vertices)})"
+            raise ActorGraphError(msg)
+        pos = loaded.position
+        live = distinct(m.node for m in pos.messages())
+        node = Node.child(f"{uuid.uuid4().hex[:12]}/update", copy_state(state), *live)
+        if as_vertex is None:
+            updated = replace_state(pos, node)
+        else:
+            updated = deliver_as(self.spec, pos, as_vertex, node)
+        carried = [
+            r
+            for r in loaded.pending.values()
+            if r.status != "ok" and (as_vertex is None or r.vertex != as_vertex)
+        ]
+        recorder = Recorder(
+            store,
+            thread_id,
+            "sync",
+            head=head.checkpoint_id if head is not None else None,
+            parent=loaded.row.checkpoint_id,
+            stored=loaded.stored,
+            source="update",
+        )
+        new_id = recorder.checkpoint(updated)
+        recorder.carry(carried)
+        return new_id

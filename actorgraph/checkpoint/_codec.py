@@ -1,0 +1,256 @@
+"""The stored form: records turned into plain values, and back.
+
+A checkpoint record holds the run's position (the messages in flight, join
+buffers, END deliveries, private values) with every state replaced by the id
+of its lineage version, plus the lineage structure (each version's parents and
+depth). The states themselves are blobs, stored once per version id and shared
+by every checkpoint and task result that refers to them. A task result
+(`VertexResult`) is stored the same way.
+
+Every piece of bytes is bound to where it belongs (`aad`): the thread and the
+checkpoint, task or version id, so an authenticating serializer refuses bytes
+moved elsewhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from actorgraph._errors import SerializationError
+from actorgraph._types import ErrorInfo, Interrupt, Message, Node, Position, VertexResult
+from actorgraph.checkpoint._protocol import Serializer
+
+__all__ = [
+    "FORMAT",
+    "aad",
+    "blob_aad",
+    "build_nodes",
+    "decode_position",
+    "decode_result",
+    "encode_blobs",
+    "encode_position",
+    "encode_result",
+    "lineage_of",
+    "new_checkpoint_id",
+]
+
+FORMAT = 1
+
+_id_lock = threading.Lock()
+_last_id = [0]
+_process = os.urandom(3).hex()
+_counter = itertools.count()
+
+
+def new_checkpoint_id() -> str:
+    """A checkpoint id: sorts by creation time, unique across processes.
+
+    26 hex digits of nanoseconds (strictly increasing within the process),
+    then a per-process random tag.
+    """
+    with _id_lock:
+        now = max(time.time_ns(), _last_id[0] + 1)
+        _last_id[0] = now
+    return f"{now:020x}-{_process}{next(_counter) % 4096:03x}"
+
+
+def aad(thread_id: str, key: str) -> bytes:
+    """The associated data binding stored bytes to their thread and key."""
+    return f"actorgraph\x00{thread_id}\x00{key}".encode()
+
+
+def blob_aad(thread_id: str, node_id: str) -> bytes:
+    """The associated data of a state version's blob."""
+    return aad(thread_id, f"blob:{node_id}")
+
+
+# -- lineage ---------------------------------------------------------------------------
+
+
+def lineage_of(roots: Iterable[Node], known: set[str] | frozenset[str] = frozenset()) -> dict[str, list[Any]]:
+    """The structure of every version reachable from `roots`, stopping at `known` ids.
+
+    Returns:
+        version id -> `[parent ids, depth]`.
+    """
+    out: dict[str, list[Any]] = {}
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        if node.id in out or node.id in known:
+            continue
+        out[node.id] = [[p.id for p in node.parents], node.depth]
+        stack.extend(node.parents)
+    return out
+
+
+def build_nodes(
+    structure: Mapping[str, list[Any]], states: Mapping[str, Any], nodes: dict[str, Node]
+) -> dict[str, Node]:
+    """Rebuild versions from their structure and states, adding them to `nodes`.
+
+    Parents always have a smaller depth, so building shallowest first finds every
+    parent already built (or in `nodes` from an earlier call).
+    """
+    for node_id in sorted(structure, key=lambda k: structure[k][1]):
+        if node_id in nodes:
+            continue
+        parent_ids, depth = structure[node_id]
+        try:
+            parents = tuple(nodes[p] for p in parent_ids)
+            state = states[node_id]
+        except KeyError as missing:
+            msg = f"the stored lineage is incomplete: version {missing} is missing; the checkpoint is damaged"
+            raise SerializationError(msg) from None
+        nodes[node_id] = Node(node_id, state, parents, depth)
+    return nodes
+
+
+def encode_blobs(
+    serializer: Serializer, thread_id: str, nodes: Iterable[Node], *, who: str = ""
+) -> dict[str, bytes]:
+    """Serialize the states of `nodes`, each bound to its thread and id.
+
+    Raises:
+        SerializationError: naming `who` (the vertex) and the key that cannot be stored.
+    """
+    out: dict[str, bytes] = {}
+    for node in nodes:
+        if node.id in out:
+            continue
+        try:
+            out[node.id] = serializer.dumps(node.state, aad=blob_aad(thread_id, node.id))
+        except SerializationError as exc:
+            raise _located(exc, who) from exc
+    return out
+
+
+def _located(exc: SerializationError, who: str) -> SerializationError:
+    path = getattr(exc, "path", "")
+    where = f" at {path}" if path else ""
+    owner = f"the state returned by {who}" if who else "a state"
+    located = SerializationError(f"{owner} cannot be checkpointed{where}: {exc}")
+    located.path = path  # type: ignore[attr-defined]
+    return located
+
+
+# -- messages and positions ---------------------------------------------------------------
+
+
+def _message(m: Message) -> list[Any]:
+    return [m.target, m.node.id, m.sender, m.send, m.step, m.join]
+
+
+def _message_back(rec: list[Any], nodes: Mapping[str, Node]) -> Message:
+    target, node_id, sender, send, step, join = rec
+    return Message(target, nodes[node_id], sender, send, step, join)
+
+
+def encode_position(pos: Position) -> dict[str, Any]:
+    """A position as plain values (states referred to by version id)."""
+    return {
+        "step": pos.step,
+        "inbox": [_message(m) for m in pos.inbox],
+        "joins": {k: [_message(m) for m in v] for k, v in pos.joins.items()},
+        "finished": [_message(m) for m in pos.finished],
+        "values": dict(pos.values),
+    }
+
+
+def decode_position(rec: Mapping[str, Any], nodes: Mapping[str, Node]) -> Position:
+    """The position stored by `encode_position`."""
+    return Position(
+        rec["step"],
+        tuple(_message_back(m, nodes) for m in rec["inbox"]),
+        {k: tuple(_message_back(m, nodes) for m in v) for k, v in rec["joins"].items()},
+        tuple(_message_back(m, nodes) for m in rec["finished"]),
+        dict(rec["values"]),
+    )
+
+
+# -- task results ---------------------------------------------------------------------------
+
+
+def _interrupt(i: Interrupt | None) -> list[Any] | None:
+    return None if i is None else [i.id, i.vertex, i.value, i.task_id, i.kind]
+
+
+def _interrupt_back(rec: list[Any] | None) -> Interrupt | None:
+    return None if rec is None else Interrupt(*rec)
+
+
+def _error(e: ErrorInfo | None) -> list[Any] | None:
+    return None if e is None else [e.type, e.message, e.traceback, e.retryable]
+
+
+def _error_back(rec: list[Any] | None) -> ErrorInfo | None:
+    if rec is None:
+        return None
+    kind, message, traceback, retryable = rec
+    return ErrorInfo(kind, message, traceback, None, retryable)
+
+
+def encode_result(r: VertexResult) -> dict[str, Any]:
+    """A task result as plain values (states referred to by version id)."""
+    return {
+        "task_id": r.task_id,
+        "vertex": r.vertex,
+        "status": r.status,
+        "node": r.node.id if r.node is not None else None,
+        "outbox": [_message(m) for m in r.outbox],
+        "error": _error(r.error),
+        "interrupt": _interrupt(r.interrupt),
+        "attempts": r.attempts,
+        "inputs": [_message(m) for m in r.inputs],
+        "value": r.value,
+        "resumes": list(r.resumes),
+        "started_at": r.started_at,
+        "finished_at": r.finished_at,
+        "handler": r.handler,
+    }
+
+
+def result_nodes(r: VertexResult) -> list[Node]:
+    """The versions a task result refers to."""
+    nodes = [m.node for m in r.inputs]
+    nodes.extend(m.node for m in r.outbox)
+    if r.node is not None:
+        nodes.append(r.node)
+    return nodes
+
+
+def decode_result(rec: Mapping[str, Any], nodes: Mapping[str, Node]) -> VertexResult:
+    """The task result stored by `encode_result`."""
+    node = nodes[rec["node"]] if rec["node"] is not None else None
+    return VertexResult(
+        rec["task_id"],
+        rec["vertex"],
+        rec["status"],
+        state=node.state if node is not None else None,
+        outbox=tuple(_message_back(m, nodes) for m in rec["outbox"]),
+        error=_error_back(rec["error"]),
+        interrupt=_interrupt_back(rec["interrupt"]),
+        attempts=rec["attempts"],
+        inputs=tuple(_message_back(m, nodes) for m in rec["inputs"]),
+        value=rec["value"],
+        resumes=tuple(rec["resumes"]),
+        started_at=rec["started_at"],
+        finished_at=rec["finished_at"],
+        handler=rec.get("handler", False),
+        node=node,
+    )
+
+
+def encode_interrupts(interrupts: Iterable[Interrupt]) -> list[Any]:
+    """Pending breakpoint interrupts as plain values."""
+    return [_interrupt(i) for i in interrupts]
+
+
+def decode_interrupts(rec: Iterable[Any]) -> tuple[Interrupt, ...]:
+    """The interrupts stored by `encode_interrupts`."""
+    return tuple(i for i in (_interrupt_back(r) for r in rec) if i is not None)

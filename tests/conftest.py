@@ -45,3 +45,43 @@ def compile_graph() -> Iterator[Callable[..., ag.CompiledGraph]]:
     yield make
     for app in compiled:
         app.close()
+
+
+# -- PostgreSQL: one real throwaway server per session, a fresh database per test ---------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """A PostgreSQL server for the session (fails, never skips, without the server binaries)."""
+    from pg_server import PostgresNotInstalledError, PostgresServer
+
+    try:
+        server = PostgresServer()
+    except PostgresNotInstalledError as exc:
+        pytest.fail(str(exc), pytrace=False)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn(postgres_server) -> str:
+    """The DSN of the session's PostgreSQL server (its `postgres` database)."""
+    return postgres_server.dsn()
+
+
+@pytest.fixture
+def postgres_db(postgres_server) -> Iterator[str]:
+    """The DSN of a fresh, empty database on the session's server, dropped after the test."""
+    import uuid
+
+    import psycopg
+
+    name = f"test_{uuid.uuid4().hex}"
+    with psycopg.connect(postgres_server.dsn(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield postgres_server.dsn(name)
+    with psycopg.connect(postgres_server.dsn(), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -1,0 +1,241 @@
+"""What the three stores share: the default serializer, error messages, refs and pruning plans.
+
+Every store behaves the same way, so the decisions that do not depend on where
+the bytes go are made here once: how `refs` are stored as text, which
+checkpoints a prune deletes, and what the errors say.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Self, cast
+
+from actorgraph._errors import CheckpointError
+from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer
+
+__all__ = [
+    "META_VERSION_KEY",
+    "ROW_COLUMNS",
+    "StoreBase",
+    "already_stored",
+    "bad_schema",
+    "cas_refused",
+    "check_history_limit",
+    "check_keep",
+    "check_schema",
+    "decode_refs",
+    "decode_row",
+    "encode_refs",
+    "history_query",
+    "newer_schema",
+    "now",
+    "prune_plan",
+    "threads_query",
+    "unknown_checkpoint",
+    "unused_blobs",
+]
+
+META_VERSION_KEY = "schema_version"
+"""The key under which every database store records `SCHEMA_VERSION`."""
+
+ROW_COLUMNS = "thread_id, checkpoint_id, parent_id, step, source, status, created_at, data, refs"
+"""The columns of a stored checkpoint row, in `CheckpointRow` order (SQL stores)."""
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_loads = json.JSONDecoder().decode
+
+
+class StoreBase:
+    """The parts of a checkpointer that do not depend on its storage.
+
+    Holds the serializer (the default `MsgpackSerializer` is created on first
+    use, so a store works without the serde module until something encodes),
+    and makes every store a context manager that closes itself.
+    """
+
+    def __init__(self, serializer: Serializer | None) -> None:
+        self._serializer = serializer
+        self._serializer_lock = threading.Lock()
+
+    @property
+    def serializer(self) -> Serializer:
+        """The serializer the engine encodes this store's records with."""
+        found = self._serializer
+        if found is None:
+            with self._serializer_lock:
+                if self._serializer is None:
+                    serde = importlib.import_module("actorgraph.checkpoint.serde")
+                    self._serializer = cast("Serializer", serde.MsgpackSerializer())
+                found = self._serializer
+        return found
+
+    @serializer.setter
+    def serializer(self, value: Serializer) -> None:
+        self._serializer = value
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version recorded by the store (equal to `SCHEMA_VERSION` when open)."""
+        return SCHEMA_VERSION
+
+    def close(self) -> None:
+        """Release connections and files; calling it again does nothing."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def now() -> float:
+    """Wall-clock seconds, as recorded in a thread's `updated_at`."""
+    return time.time()
+
+
+def encode_refs(refs: Iterable[str]) -> str:
+    """The stored text of a row's blob ids (a JSON array, so any id survives)."""
+    return _dumps(list(refs))
+
+
+def decode_refs(text: str) -> tuple[str, ...]:
+    """The blob ids of a row, from the text made by `encode_refs`."""
+    return tuple(_loads(text))
+
+
+def decode_row(values: Sequence[Any]) -> CheckpointRow:
+    """A `CheckpointRow` from the columns `ROW_COLUMNS` of a SQL store."""
+    thread_id, checkpoint_id, parent_id, step, source, status, created_at, data, refs = values
+    return CheckpointRow(
+        thread_id, checkpoint_id, parent_id, step, source, status, created_at, bytes(data), decode_refs(refs)
+    )
+
+
+def history_query(mark: str, before: str | None, limit: int | None) -> tuple[str, list[Any]]:
+    """The SQL (with `mark` as its placeholder) and the arguments after the thread id of `history`."""
+    sql = f"SELECT {ROW_COLUMNS} FROM actorgraph_checkpoints WHERE thread_id = {mark}"  # noqa: S608
+    args: list[Any] = []
+    if before is not None:
+        sql += f" AND checkpoint_id < {mark}"
+        args.append(before)
+    sql += " ORDER BY checkpoint_id DESC"
+    if limit is not None:
+        sql += f" LIMIT {mark}"
+        args.append(limit)
+    return sql, args
+
+
+def threads_query(mark: str, status: str | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL (with `mark` as its placeholder) and the arguments of `threads`."""
+    where, args = ("", ()) if status is None else (f" WHERE status = {mark}", (status,))
+    sql = f"SELECT thread_id, head, status, updated_at FROM actorgraph_threads{where}"  # noqa: S608
+    return f"{sql} ORDER BY updated_at DESC, thread_id", args
+
+
+def unused_blobs(refs: Iterable[str], blob_ids: Iterable[str]) -> list[str]:
+    """The blob ids that none of the stored `refs` texts (from `encode_refs`) lists."""
+    used = {ref for text in refs for ref in decode_refs(text)}
+    return [b for b in blob_ids if b not in used]
+
+
+def check_keep(keep: int) -> None:
+    """Refuse a `prune(keep=...)` that would delete the head."""
+    if keep < 1:
+        raise ValueError(
+            f"prune(keep={keep}) would delete every checkpoint; keep must be at least 1 "
+            f"(the head is always kept). Use delete_thread() to remove a whole thread."
+        )
+
+
+def check_history_limit(limit: int | None) -> None:
+    """Refuse a negative `history(limit=...)`."""
+    if limit is not None and limit < 0:
+        raise ValueError(f"history(limit={limit}): limit must be 0 or more, or None for no limit.")
+
+
+def prune_plan(ids: Sequence[str], head: str, keep: int) -> list[str]:
+    """The checkpoint ids a prune deletes: all but the newest `keep`, never the head.
+
+    Args:
+        ids: the thread's checkpoint ids (any order).
+        head: the thread's head.
+        keep: how many of the newest to keep (at least 1).
+    """
+    newest = sorted(ids, reverse=True)
+    return [cid for cid in newest[keep:] if cid != head]
+
+
+def _show(checkpoint_id: str | None, missing: str) -> str:
+    return missing if checkpoint_id is None else repr(checkpoint_id)
+
+
+def cas_refused(
+    thread_id: str, checkpoint_id: str, expected: str | None, actual: str | None
+) -> CheckpointError:
+    """The error of a `put` whose `expect_head` is not the thread's head (nothing was written)."""
+    want = _show(expected, "no head (a new thread)")
+    have = _show(actual, "no head (the thread does not exist)")
+    return CheckpointError(
+        f"refused to commit checkpoint {checkpoint_id!r} to thread {thread_id!r}: expected "
+        f"head {want}, but the head is {have}. Another run advanced the thread (or deleted "
+        f"it) since this run read it, so nothing was written. Load the thread's current "
+        f"head and resume from there, or use a new thread_id."
+    )
+
+
+def already_stored(thread_id: str, checkpoint_id: str) -> CheckpointError:
+    """The error of a `put` whose checkpoint id the thread already has."""
+    return CheckpointError(
+        f"checkpoint {checkpoint_id!r} of thread {thread_id!r} is already stored; nothing was "
+        f"written. Checkpoint ids must be unique: generate a new id for every checkpoint."
+    )
+
+
+def unknown_checkpoint(thread_id: str, checkpoint_id: str) -> CheckpointError:
+    """The error of a `put_writes` against a checkpoint that is not stored."""
+    return CheckpointError(
+        f"cannot store task results for thread {thread_id!r}: its checkpoint "
+        f"{checkpoint_id!r} is not stored (never written, pruned, or the thread was "
+        f"deleted); nothing was written. Store the checkpoint with put() first."
+    )
+
+
+def newer_schema(where: str, found: int) -> CheckpointError:
+    """The error of opening a store written by a newer actorgraph."""
+    return CheckpointError(
+        f"{where} records schema version {found}, but this actorgraph understands version "
+        f"{SCHEMA_VERSION} at most; it was written by a newer actorgraph. Upgrade actorgraph "
+        f"to use this store, or point the checkpointer at another database."
+    )
+
+
+def bad_schema(where: str, found: object) -> CheckpointError:
+    """The error of opening a store whose recorded schema version is not one this version knows."""
+    return CheckpointError(
+        f"{where} records schema version {found!r}, which this actorgraph (version "
+        f"{SCHEMA_VERSION}) cannot read. Point the checkpointer at a database made by "
+        f"actorgraph, or at a new one."
+    )
+
+
+def check_schema(where: str, found: object) -> None:
+    """Refuse a recorded schema version other than `SCHEMA_VERSION`."""
+    try:
+        version = int(cast("str", found))
+    except (TypeError, ValueError):
+        raise bad_schema(where, found) from None
+    if version > SCHEMA_VERSION:
+        raise newer_schema(where, version)
+    if version != SCHEMA_VERSION:
+        raise bad_schema(where, found)

@@ -1,0 +1,238 @@
+"""A checkpointer that keeps everything in the process's memory (for tests and short-lived runs)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from actorgraph._errors import CheckpointError
+from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
+from actorgraph.checkpoint._store import (
+    StoreBase,
+    already_stored,
+    cas_refused,
+    check_history_limit,
+    check_keep,
+    now,
+    prune_plan,
+    unknown_checkpoint,
+)
+
+__all__ = ["MemoryCheckpointer"]
+
+
+@dataclass(slots=True)
+class _Thread:
+    head: str
+    status: str
+    updated_at: float
+    checkpoints: dict[str, CheckpointRow] = field(default_factory=dict)
+    writes: dict[str, dict[str, WriteRow]] = field(default_factory=dict)
+    blobs: dict[str, bytes] = field(default_factory=dict)
+
+
+def _own_row(row: CheckpointRow) -> CheckpointRow:
+    if type(row.data) is bytes and type(row.refs) is tuple:
+        return row
+    return dataclasses.replace(row, data=bytes(row.data), refs=tuple(row.refs))
+
+
+def _own_write(write: WriteRow) -> WriteRow:
+    if type(write.data) is bytes and type(write.refs) is tuple:
+        return write
+    return WriteRow(write.task_id, bytes(write.data), tuple(write.refs))
+
+
+class MemoryCheckpointer(StoreBase):
+    """Stores checkpoints in dicts under a lock; nothing survives the process.
+
+    It behaves exactly like the SQLite and PostgreSQL stores (history order,
+    compare-and-swap of the head, pruning), so it stands in for them in tests.
+
+    Args:
+        serializer: encodes the engine's records; None for `MsgpackSerializer()`.
+    """
+
+    def __init__(self, serializer: Serializer | None = None) -> None:
+        super().__init__(serializer)
+        self._lock = threading.Lock()
+        self._threads: dict[str, _Thread] = {}
+        self._closed = False
+
+    def _open(self) -> dict[str, _Thread]:
+        if self._closed:
+            raise CheckpointError(
+                "this MemoryCheckpointer is closed (and its data is gone); create a new "
+                "checkpointer to store runs again."
+            )
+        return self._threads
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the stored form (always `SCHEMA_VERSION`: nothing outlives the process)."""
+        with self._lock:
+            self._open()
+        return SCHEMA_VERSION
+
+    def put(
+        self,
+        row: CheckpointRow,
+        *,
+        blobs: Mapping[str, bytes] | None = None,
+        expect_head: str | None,
+    ) -> None:
+        """Store the blobs and the checkpoint, and make it the thread's head, atomically.
+
+        Args:
+            row: the checkpoint.
+            blobs: state versions it refers to; an id already stored keeps its bytes.
+            expect_head: the head the writer started from (None for a new thread).
+
+        Raises:
+            CheckpointError: the head is not `expect_head` (another run advanced the
+                thread), or the checkpoint id is already stored; nothing was written.
+        """
+        row = _own_row(row)
+        with self._lock:
+            threads = self._open()
+            thread = threads.get(row.thread_id)
+            actual = None if thread is None else thread.head
+            if actual != expect_head:
+                raise cas_refused(row.thread_id, row.checkpoint_id, expect_head, actual)
+            if thread is None:
+                thread = threads[row.thread_id] = _Thread(row.checkpoint_id, row.status, now())
+            elif row.checkpoint_id in thread.checkpoints:
+                raise already_stored(row.thread_id, row.checkpoint_id)
+            for blob_id, data in (blobs or {}).items():
+                thread.blobs.setdefault(blob_id, bytes(data))
+            thread.checkpoints[row.checkpoint_id] = row
+            thread.head = row.checkpoint_id
+            thread.status = row.status
+            thread.updated_at = now()
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        writes: Sequence[WriteRow],
+        *,
+        blobs: Mapping[str, bytes] | None = None,
+        status: str | None = None,
+    ) -> None:
+        """Store task results against a checkpoint (and their blobs), atomically.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
+            writes: the results; a later one for a task id replaces the earlier one.
+            blobs: state versions they refer to; an id already stored keeps its bytes.
+            status: when given, the thread's new status.
+
+        Raises:
+            CheckpointError: the checkpoint is not stored; nothing was written.
+        """
+        owned = [_own_write(w) for w in writes]
+        with self._lock:
+            thread = self._open().get(thread_id)
+            if thread is None or checkpoint_id not in thread.checkpoints:
+                raise unknown_checkpoint(thread_id, checkpoint_id)
+            for blob_id, data in (blobs or {}).items():
+                thread.blobs.setdefault(blob_id, bytes(data))
+            stored = thread.writes.setdefault(checkpoint_id, {})
+            for write in owned:
+                stored[write.task_id] = write
+            if status is not None:
+                thread.status = status
+            thread.updated_at = now()
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
+        """One checkpoint, or the thread's head when `checkpoint_id` is None; None if absent."""
+        with self._lock:
+            thread = self._open().get(thread_id)
+            if thread is None:
+                return None
+            return thread.checkpoints.get(thread.head if checkpoint_id is None else checkpoint_id)
+
+    def get_writes(self, thread_id: str, checkpoint_id: str) -> dict[str, WriteRow]:
+        """The task results stored against a checkpoint, by task id (sorted by task id)."""
+        with self._lock:
+            thread = self._open().get(thread_id)
+            stored = {} if thread is None else thread.writes.get(checkpoint_id, {})
+            return {task_id: stored[task_id] for task_id in sorted(stored)}
+
+    def get_blobs(self, thread_id: str, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        """The stored blobs among `blob_ids` (missing ids are left out)."""
+        wanted = list(blob_ids)
+        with self._lock:
+            thread = self._open().get(thread_id)
+            if thread is None:
+                return {}
+            return {b: thread.blobs[b] for b in wanted if b in thread.blobs}
+
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRow]:
+        """A thread's checkpoints, newest (greatest checkpoint id) first.
+
+        Args:
+            thread_id: the thread.
+            limit: at most this many.
+            before: only checkpoints whose id sorts before this one.
+        """
+        check_history_limit(limit)
+        with self._lock:
+            thread = self._open().get(thread_id)
+            rows = [] if thread is None else list(thread.checkpoints.values())
+        rows.sort(key=lambda r: r.checkpoint_id, reverse=True)
+        if before is not None:
+            rows = [r for r in rows if r.checkpoint_id < before]
+        return rows if limit is None else rows[:limit]
+
+    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
+        """Every thread (with that status, if given), most recently updated first."""
+        with self._lock:
+            infos = [
+                ThreadInfo(thread_id, t.head, t.status, t.updated_at)
+                for thread_id, t in self._open().items()
+                if status is None or t.status == status
+            ]
+        infos.sort(key=lambda i: i.thread_id)
+        infos.sort(key=lambda i: i.updated_at, reverse=True)
+        return infos
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Remove a thread: its checkpoints, writes and blobs (nothing happens if it is absent)."""
+        with self._lock:
+            self._open().pop(thread_id, None)
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        """Delete all but the newest `keep` checkpoints of a thread (the head always stays).
+
+        Writes of deleted checkpoints go too, and every blob of the thread that no
+        remaining checkpoint or write refers to.
+
+        Returns:
+            How many checkpoints were deleted.
+        """
+        check_keep(keep)
+        with self._lock:
+            thread = self._open().get(thread_id)
+            if thread is None:
+                return 0
+            drop = prune_plan(list(thread.checkpoints), thread.head, keep)
+            for checkpoint_id in drop:
+                del thread.checkpoints[checkpoint_id]
+                thread.writes.pop(checkpoint_id, None)
+            used = {ref for row in thread.checkpoints.values() for ref in row.refs}
+            used.update(ref for ws in thread.writes.values() for w in ws.values() for ref in w.refs)
+            for blob_id in [b for b in thread.blobs if b not in used]:
+                del thread.blobs[blob_id]
+            return len(drop)
+
+    def close(self) -> None:
+        """Drop everything stored; calling it again does nothing, any other call then fails."""
+        with self._lock:
+            self._closed = True
+            self._threads = {}

@@ -36,7 +36,7 @@ class CompiledGraph(Generic[S]):
         spec: GraphSpec,
         *,
         checkpointer: Checkpointer | None = None,
-        breakpoints: Breakpoints = Breakpoints(),
+        breakpoints: Breakpoints | None = None,
         durability: str = "sync",
         clock: Clock | None = None,
     ) -> None:
@@ -44,7 +44,7 @@ class CompiledGraph(Generic[S]):
         self.spec = spec
         self.checkpointer = checkpointer
         self.clock = clock or SystemClock()
-        self._settings = GraphSettings(spec, checkpointer, breakpoints, durability)
+        self._settings = GraphSettings(spec, checkpointer, breakpoints or Breakpoints(), durability)
         self._threads = Threads(spec, checkpointer)
         self._runtime = Runtime(spec, self.clock)
         self._finalizer = weakref.finalize(self, self._runtime.close)

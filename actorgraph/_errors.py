@@ -14,6 +14,7 @@ __all__ = [
     "GraphValidationError",
     "InvalidUpdateError",
     "MergeConflictError",
+    "RecordedError",
     "RecursionLimitError",
     "RoutingError",
     "RunCancelledError",
@@ -160,6 +161,25 @@ class VertexError(ActorGraphError):
             f"kept; fix the cause and call invoke(None, thread_id=...) to re-run only "
             f"the failed tasks."
         )
+
+
+class RecordedError(ActorGraphError):
+    """Stands in for an exception that was raised in another process and read from a checkpoint.
+
+    An `on_error` handler resumed in a new process receives this instead of the
+    original exception (loading a checkpoint never re-creates arbitrary types).
+
+    Attributes:
+        type: the original exception's qualified type name, e.g. `"builtins.ConnectionError"`.
+        message: the original `str(exception)`.
+        traceback: the original formatted traceback.
+    """
+
+    def __init__(self, type_name: str, message: str, traceback: str = "") -> None:
+        self.type = type_name
+        self.message = message
+        self.traceback = traceback
+        super().__init__(message)
 
 
 class VertexTimeoutError(ActorGraphError, TimeoutError):

@@ -140,7 +140,7 @@ class Recorder:
         Returns:
             The new checkpoint id, or None when nothing was written ("exit").
         """
-        if self.durability == "exit" and not pos.done and self.parent is not None:
+        if self.durability == "exit" and not pos.done:
             self.dirty = True
             self._forget_dead_blobs(pos)
             return None

@@ -99,103 +99,157 @@ def prepare(
     """The setup of a run for `input_`; raises any error in the input at once."""
     run_id = uuid.uuid4().hex
     prefix = f"{run_id[:12]}/"
-    spec = settings.spec
-    options = request.options
-    breakpoints = settings.breakpoints
-    if options.interrupt_before is not None or options.interrupt_after is not None:
-        breakpoints = resolve_breakpoints(
-            options.interrupt_before if options.interrupt_before is not None else breakpoints.before,
-            options.interrupt_after if options.interrupt_after is not None else breakpoints.after,
-            spec,
-        )
-    cp = settings.checkpointer
-    thread_id = request.thread_id
     common: dict[str, Any] = {
         "run_id": run_id,
-        "thread_id": thread_id,
+        "thread_id": request.thread_id,
         "recursion_limit": request.recursion_limit,
         "future": future,
-        "breakpoints": breakpoints,
+        "breakpoints": _breakpoints(settings, request.options),
     }
-    if cp is None or thread_id is None:
-        if cp is not None:
-            msg = "this graph has a checkpointer, so a run needs a thread: pass thread_id=..."
-            raise ActorGraphError(msg)
-        if request.checkpoint_id is not None:
-            msg = "checkpoint_id=... needs a graph compiled with a checkpointer"
-            raise ActorGraphError(msg)
-        node = Node(f"{prefix}0:input", input_state(input_))
-        env = TaskEnv(node_prefix=prefix, thread_id=thread_id, context=request.context)
-        return RunSetup(position=initial(spec, node), env=env, **common)
-    durability = _durability(request.durability or settings.durability)
-    env = TaskEnv(
-        node_prefix=prefix,
-        thread_id=thread_id,
-        context=request.context,
-        encode=lambda own, result: encode_new_states(cp, thread_id, own, result),
-    )
-    loaded = load(cp, thread_id, request.checkpoint_id)
-    if request.checkpoint_id is not None and loaded is None:
-        msg = f"thread {thread_id!r} has no checkpoint {request.checkpoint_id!r}"
-        raise ThreadNotFoundError(msg)
-    head = loaded.row.checkpoint_id if loaded is not None else None
-    if request.checkpoint_id is not None:
-        current = cp.get(thread_id)
-        head = current.checkpoint_id if current is not None else None
-    replaying = request.checkpoint_id is not None
-    source = "fork" if replaying else "loop"
-    parent = loaded.row.checkpoint_id if loaded else None
+    cp = settings.checkpointer
+    if cp is None or request.thread_id is None:
+        return _unrecorded(settings, input_, request, prefix, common)
+    thread = _Thread.open(settings, request, prefix)
     if (
         isinstance(input_, Command)
         and (input_.resume is not UNSET or input_.update is not None)
         and not input_.goto
     ):
-        if loaded is None:
-            raise _no_thread(thread_id)
-        answers, passed, position = _answer(loaded, input_, prefix, spec)
-        changed = position is not loaded.position
-        recorder = Recorder(
-            cp,
-            thread_id,
-            durability,
-            stored=loaded.stored,
-            source="update" if changed else source,
-            head=head,
-            parent=parent,
+        return thread.answer(input_, common)
+    if input_ is None:
+        return thread.resume(common)
+    return thread.start(input_, common)
+
+
+def _breakpoints(settings: GraphSettings, options: RunOptions) -> Breakpoints:
+    breakpoints = settings.breakpoints
+    if options.interrupt_before is None and options.interrupt_after is None:
+        return breakpoints
+    return resolve_breakpoints(
+        options.interrupt_before if options.interrupt_before is not None else breakpoints.before,
+        options.interrupt_after if options.interrupt_after is not None else breakpoints.after,
+        settings.spec,
+    )
+
+
+def _unrecorded(
+    settings: GraphSettings, input_: Any, request: RunRequest, prefix: str, common: dict[str, Any]
+) -> RunSetup:
+    """A run that keeps no checkpoints."""
+    if settings.checkpointer is not None:
+        msg = "this graph has a checkpointer, so a run needs a thread: pass thread_id=..."
+        raise ActorGraphError(msg)
+    if request.checkpoint_id is not None:
+        msg = "checkpoint_id=... needs a graph compiled with a checkpointer"
+        raise ActorGraphError(msg)
+    node = Node(f"{prefix}0:input", input_state(input_))
+    env = TaskEnv(node_prefix=prefix, thread_id=request.thread_id, context=request.context)
+    return RunSetup(position=initial(settings.spec, node), env=env, **common)
+
+
+@dataclass(frozen=True, slots=True)
+class _Thread:
+    """A thread about to be run: what was loaded, and how to record the run."""
+
+    settings: GraphSettings
+    request: RunRequest
+    store: Checkpointer
+    thread_id: str
+    prefix: str
+    env: TaskEnv
+    loaded: Loaded | None
+    head: str | None
+    durability: Durability
+
+    @staticmethod
+    def open(settings: GraphSettings, request: RunRequest, prefix: str) -> _Thread:
+        store = settings.checkpointer
+        thread_id = request.thread_id
+        assert store is not None  # noqa: S101 - checked by the caller
+        assert thread_id is not None  # noqa: S101 - checked by the caller
+        env = TaskEnv(
+            node_prefix=prefix,
+            thread_id=thread_id,
+            context=request.context,
+            encode=lambda own, result: encode_new_states(store, thread_id, own, result),
         )
+        loaded = load(store, thread_id, request.checkpoint_id)
+        head = loaded.row.checkpoint_id if loaded is not None else None
+        if request.checkpoint_id is not None:
+            if loaded is None:
+                msg = f"thread {thread_id!r} has no checkpoint {request.checkpoint_id!r}"
+                raise ThreadNotFoundError(msg)
+            current = store.get(thread_id)
+            head = current.checkpoint_id if current is not None else None
+        durability = _durability(request.durability or settings.durability)
+        return _Thread(settings, request, store, thread_id, prefix, env, loaded, head, durability)
+
+    @property
+    def replaying(self) -> bool:
+        return self.request.checkpoint_id is not None
+
+    def recorder(self, source: str, *, known: bool = True) -> Recorder:
+        loaded = self.loaded
+        return Recorder(
+            self.store,
+            self.thread_id,
+            self.durability,
+            head=self.head,
+            parent=loaded.row.checkpoint_id if loaded else None,
+            stored=loaded.stored if loaded and known else (),
+            source=source,
+        )
+
+    def _existing(self) -> Loaded:
+        if self.loaded is None:
+            raise _no_thread(self.thread_id)
+        return self.loaded
+
+    def answer(self, command: Command, common: dict[str, Any]) -> RunSetup:
+        """Answer pending interrupts (and apply `Command(update=...)`), then continue."""
+        loaded = self._existing()
+        answers, passed, position = _answer(loaded, command, self.prefix, self.settings.spec)
+        changed = position is not loaded.position
+        source = "update" if changed else ("fork" if self.replaying else "loop")
         return RunSetup(
             position=position,
-            env=env,
-            recorder=recorder,
+            env=self.env,
+            recorder=self.recorder(source),
             pending=_pending_after_update(loaded, position),
             answers=answers,
             passed=passed,
             record_start=changed,
             **common,
         )
-    if input_ is None:
-        if loaded is None:
-            raise _no_thread(thread_id)
-        recorder = Recorder(
-            cp, thread_id, durability, stored=loaded.stored, source=source, head=head, parent=parent
+
+    def resume(self, common: dict[str, Any]) -> RunSetup:
+        """Continue the thread (re-run what failed, pass breakpoints), or replay a checkpoint."""
+        loaded = self._existing()
+        before = frozenset(
+            r.task_id for r in loaded.pending.values() if r.interrupt and r.interrupt.kind == "before"
         )
         return RunSetup(
             position=loaded.position,
-            env=env,
-            recorder=recorder,
-            pending={} if replaying else loaded.pending,
-            passed=frozenset(
-                r.task_id for r in loaded.pending.values() if r.interrupt and r.interrupt.kind == "before"
-            ),
+            env=self.env,
+            recorder=self.recorder("fork" if self.replaying else "loop"),
+            pending={} if self.replaying else loaded.pending,
+            passed=before,
             **common,
         )
-    if loaded is not None and not options.discard_pending and request.checkpoint_id is None:
-        _refuse_if_unfinished(loaded, thread_id)
-    node = Node(f"{prefix}0:input", input_state(input_))
-    recorder = Recorder(
-        cp, thread_id, durability, source="fork" if replaying else "input", head=head, parent=parent
-    )
-    return RunSetup(position=initial(spec, node), env=env, recorder=recorder, record_start=True, **common)
+
+    def start(self, input_: Any, common: dict[str, Any]) -> RunSetup:
+        """A new input on this thread (a new thread, or a new run after the last one)."""
+        loaded = self.loaded
+        if loaded is not None and not self.request.options.discard_pending and not self.replaying:
+            _refuse_if_unfinished(loaded, self.thread_id)
+        node = Node(f"{self.prefix}0:input", input_state(input_))
+        return RunSetup(
+            position=initial(self.settings.spec, node),
+            env=self.env,
+            recorder=self.recorder("fork" if self.replaying else "input", known=False),
+            record_start=True,
+            **common,
+        )
 
 
 def _durability(value: str) -> Durability:

@@ -184,7 +184,7 @@ class Run:
     def crash(self, exc: BaseException) -> None:
         """The coordinator caught `exc` while driving this run: fail the run with it."""
         self.cancel_event.set()
-        self._log("error", "run failed inside the engine", exc_info=exc)
+        self._log("error", "run failed", error=type(exc).__name__, exc_info=exc)
         settle(self.future, error=exc)
         self.closed = True
 

@@ -190,8 +190,7 @@ def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo 
     if handler is None:  # pragma: no cover - the coordinator only asks when there is one
         msg = f"vertex {vertex.name!r} has no on_error handler"
         raise InvalidUpdateError(msg)
-    cause = failure.exception if failure.exception is not None else failure
-    return handler(state, cause)
+    return handler(state, failure.as_exception())
 
 
 def _interpret(task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:

@@ -79,7 +79,8 @@ class Threads:
         loaded = self._load(thread_id, checkpoint_id)
         head = store.get(thread_id)
         if as_vertex is not None and as_vertex not in self.spec.vertices:
-            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {', '.join(self.spec.vertices)})"
+            known = ", ".join(self.spec.vertices)
+            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known})"
             raise ActorGraphError(msg)
         pos = loaded.position
         live = distinct(m.node for m in pos.messages())

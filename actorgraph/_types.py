@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
+from actorgraph._errors import RecordedError
+
 __all__ = [
     "END",
     "START",
@@ -212,6 +214,12 @@ class ErrorInfo:
     traceback: str = ""
     exception: BaseException | None = field(default=None, compare=False, repr=False)
     retryable: bool = True
+
+    def as_exception(self) -> BaseException:
+        """The exception itself, or a `RecordedError` standing in for it (after a checkpoint)."""
+        if self.exception is not None:
+            return self.exception
+        return RecordedError(self.type, self.message, self.traceback)
 
     @staticmethod
     def from_exception(exc: BaseException, *, retryable: bool = True) -> ErrorInfo:

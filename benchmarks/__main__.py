@@ -32,7 +32,12 @@ def main(argv: list[str] | None = None) -> int:
         print(table(rows, "Core engine (median of %d runs)" % args.repeat))
     if not args.only or "persist" in args.only:
         print()
-        print(table(persistence.rows(args.repeat, have_langgraph), "Checkpointing (median of %d runs)" % args.repeat))
+        print(
+            table(
+                persistence.rows(args.repeat, have_langgraph),
+                "Checkpointing (median of %d runs)" % args.repeat,
+            )
+        )
     if not args.only:
         print()
         print(startup.report(have_langgraph))

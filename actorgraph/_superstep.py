@@ -233,8 +233,12 @@ def final_state(pos: Position, merge: Merge) -> Any:
 
 
 def current_state(pos: Position, merge: Merge) -> Any:
-    """The run's state now: the merge of every live state (the final state when done)."""
-    nodes = [m.node for m in pos.messages()]
+    """The run's state now: the merge of every live state (the final state when done).
+
+    A `Send` state is its task's private input (it carries the per-item keys that
+    only a reducer reconciles), so the state it was derived from stands for it.
+    """
+    nodes = [m.node.parents[0] if m.send and m.node.parents else m.node for m in pos.messages()]
     if not nodes:
         return None
     return merge_nodes(nodes, merge)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pykka
 import pytest
@@ -85,3 +87,40 @@ def postgres_db(postgres_server) -> Iterator[str]:
     yield postgres_server.dsn(name)
     with psycopg.connect(postgres_server.dsn(), autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Makes checkpointers of one kind, all on the same database, closed after the test.
+
+    Without arguments the memory kind returns one shared store, so two graphs see
+    the same threads, as two processes would with SQLite or PostgreSQL.
+    """
+    from actorgraph.checkpoint import MemoryCheckpointer, PostgresCheckpointer, SqliteCheckpointer
+
+    made: list[Any] = []
+    dsn = request.getfixturevalue("postgres_db") if request.param == "postgres" else ""
+    shared: dict[str, Any] = {}
+
+    def make(**kwargs: Any) -> Any:
+        store: Any
+        if request.param == "memory" and kwargs:
+            store = MemoryCheckpointer(**kwargs)
+        elif request.param == "memory":
+            store = shared.setdefault("memory", MemoryCheckpointer())
+        elif request.param == "sqlite":
+            store = SqliteCheckpointer(tmp_path / "runs.db", **kwargs)
+        else:
+            store = PostgresCheckpointer(dsn, **kwargs)
+        made.append(store)
+        return store
+
+    yield make
+    for store in made:
+        store.close()
+
+
+@pytest.fixture
+def store(store_factory: Callable[..., Any]) -> Any:
+    """A checkpointer of each kind: memory, SQLite, PostgreSQL."""
+    return store_factory()

@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,43 +17,11 @@ from actorgraph.checkpoint import (
     EncryptedSerializer,
     MemoryCheckpointer,
     MsgpackSerializer,
-    PostgresCheckpointer,
     SqliteCheckpointer,
 )
 from actorgraph.merge import add, append, by_key
 
 Compile = Callable[..., ag.CompiledGraph]
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
-    """Makes checkpointers of one kind (all on the same database), closed after the test."""
-    made: list[Any] = []
-    if request.param == "postgres":
-        dsn = request.getfixturevalue("postgres_db")
-    shared: dict[str, Any] = {}
-
-    def make(**kwargs: Any) -> Any:
-        if request.param == "memory":
-            if kwargs:
-                store = MemoryCheckpointer(**kwargs)
-            else:
-                store = shared.setdefault("memory", MemoryCheckpointer())
-        elif request.param == "sqlite":
-            store = SqliteCheckpointer(tmp_path / "runs.db", **kwargs)
-        else:
-            store = PostgresCheckpointer(dsn, **kwargs)
-        made.append(store)
-        return store
-
-    yield make
-    for store in made:
-        store.close()
-
-
-@pytest.fixture
-def store(store_factory: Callable[..., Any]) -> Any:
-    return store_factory()
 
 
 def counted(calls: dict[str, int], name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:

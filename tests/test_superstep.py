@@ -151,3 +151,15 @@ def test_plan_gives_each_send_its_own_task_with_the_vertex_value() -> None:
     assert [(t.id, t.value) for t in tasks] == [("a:0", 7), ("a:1", 7)]
     assert all(isinstance(t, Task) for t in tasks)
     _ = spec
+
+
+def test_current_state_counts_a_send_as_the_state_it_came_from() -> None:
+    sender = Node("out", {"items": [1, 2], "done": []})
+    sends = tuple(
+        ag._types.Message(
+            "work", Node.child(f"out>{i}", {**sender.state, "item": i}, sender), "split", send=True
+        )
+        for i in (1, 2)
+    )
+    merge = build_spec(line("a")).merge
+    assert current_state(Position(1, sends), merge) == {"items": [1, 2], "done": []}

@@ -10,7 +10,8 @@
 
 from __future__ import annotations
 
-import uuid
+import itertools
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -97,8 +98,8 @@ def prepare(
     settings: GraphSettings, input_: Any, request: RunRequest, future: Future[RunResult[Any]]
 ) -> RunSetup:
     """The setup of a run for `input_`; raises any error in the input at once."""
-    run_id = uuid.uuid4().hex
-    prefix = f"{run_id[:12]}/"
+    run_id = _new_run_id()
+    prefix = f"{run_id}/"
     common: dict[str, Any] = {
         "run_id": run_id,
         "thread_id": request.thread_id,
@@ -119,6 +120,15 @@ def prepare(
     if input_ is None:
         return thread.resume(common)
     return thread.start(input_, common)
+
+
+_PROCESS = os.urandom(6).hex()
+_runs = itertools.count()
+
+
+def _new_run_id() -> str:
+    """A run id, unique across processes: a random tag of this process and a counter."""
+    return f"{_PROCESS}{next(_runs):x}"
 
 
 def _breakpoints(settings: GraphSettings, options: RunOptions) -> Breakpoints:

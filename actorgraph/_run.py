@@ -136,7 +136,6 @@ class Run:
         self.results: dict[str, VertexResult] = {}
         self.outstanding: dict[int, _Attempt] = {}
         self.handled: set[str] = set()
-        self.rng = random.Random()  # noqa: S311 - jitter, not cryptography
 
     def _log(self, level: str, event: str, **fields: Any) -> None:
         log(level, event, run_id=self.id, thread_id=self.thread_id, **fields)
@@ -303,7 +302,7 @@ class Run:
         error = result.error
         if error is None:
             return False
-        delay = next_delay(vertex.retry, error, attempt.attempt, self.rng.random())
+        delay = next_delay(vertex.retry, error, attempt.attempt, random.random())  # noqa: S311 - jitter
         if delay is not None:
             self._log(
                 "info",

@@ -10,6 +10,11 @@ safe default: loading never imports or calls anything not allowed),
 (AES-GCM, bound to thread and checkpoint).
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from actorgraph.checkpoint._protocol import (
     SCHEMA_VERSION,
     Checkpointer,
@@ -18,10 +23,33 @@ from actorgraph.checkpoint._protocol import (
     ThreadInfo,
     WriteRow,
 )
-from actorgraph.checkpoint.memory import MemoryCheckpointer
-from actorgraph.checkpoint.postgres import PostgresCheckpointer
-from actorgraph.checkpoint.serde import EncryptedSerializer, MsgpackSerializer, PickleSerializer
-from actorgraph.checkpoint.sqlite import SqliteCheckpointer
+
+if TYPE_CHECKING:
+    from actorgraph.checkpoint.memory import MemoryCheckpointer
+    from actorgraph.checkpoint.postgres import PostgresCheckpointer
+    from actorgraph.checkpoint.serde import EncryptedSerializer, MsgpackSerializer, PickleSerializer
+    from actorgraph.checkpoint.sqlite import SqliteCheckpointer
+
+# the stores and serializers load on first use, so `import actorgraph` stays light
+_LAZY = {
+    "MemoryCheckpointer": "actorgraph.checkpoint.memory",
+    "SqliteCheckpointer": "actorgraph.checkpoint.sqlite",
+    "PostgresCheckpointer": "actorgraph.checkpoint.postgres",
+    "MsgpackSerializer": "actorgraph.checkpoint.serde",
+    "PickleSerializer": "actorgraph.checkpoint.serde",
+    "EncryptedSerializer": "actorgraph.checkpoint.serde",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        msg = f"module 'actorgraph.checkpoint' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "SCHEMA_VERSION",

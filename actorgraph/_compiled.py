@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import os
 import weakref
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from actorgraph._clock import Clock, SystemClock
 from actorgraph._errors import ActorGraphError, RunTimeoutError
+from actorgraph._events import Listener
 from actorgraph._handle import RunHandle
 from actorgraph._resume import GraphSettings, RunOptions, RunRequest, prepare
-from actorgraph._run import Breakpoints, Run
+from actorgraph._run import Run
 from actorgraph._runtime import Runtime
-from actorgraph._spec import GraphSpec
+from actorgraph._stream import astream_items, await_run, stream_items
 from actorgraph._threads import Threads
 from actorgraph._types import RunResult, Snapshot
-from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.draw import render_png, to_dot, to_mermaid
 
 __all__ = ["DEFAULT_RECURSION_LIMIT", "CompiledGraph"]
 
@@ -31,22 +37,14 @@ class CompiledGraph(Generic[S]):
     Use it as a context manager, or call `close()`, to stop its actors.
     """
 
-    def __init__(
-        self,
-        spec: GraphSpec,
-        *,
-        checkpointer: Checkpointer | None = None,
-        breakpoints: Breakpoints | None = None,
-        durability: str = "sync",
-        clock: Clock | None = None,
-    ) -> None:
-        """Wrap a validated spec (use `Graph.compile()` rather than this)."""
-        self.spec = spec
-        self.checkpointer = checkpointer
+    def __init__(self, settings: GraphSettings, *, clock: Clock | None = None) -> None:
+        """Wrap a validated graph and its settings (use `Graph.compile()` rather than this)."""
+        self.spec = settings.spec
+        self.checkpointer = settings.checkpointer
         self.clock = clock or SystemClock()
-        self._settings = GraphSettings(spec, checkpointer, breakpoints or Breakpoints(), durability)
-        self._threads = Threads(spec, checkpointer)
-        self._runtime = Runtime(spec, self.clock)
+        self._settings = settings
+        self._threads = Threads(settings.spec, settings.checkpointer)
+        self._runtime = Runtime(settings.spec, self.clock)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property
@@ -124,22 +122,127 @@ class CompiledGraph(Generic[S]):
         Takes the same arguments as `invoke` (but `timeout`: use
         `handle.result(timeout)`). Errors in the input are raised here.
         """
+        return self._start(
+            input, _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
+        )
+
+    def _start(self, input_: Any, request: RunRequest, *, sink: Listener | None = None) -> RunHandle[S]:
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
-        request = RunRequest(
-            thread_id=thread_id,
-            context=context,
-            recursion_limit=_recursion_limit(recursion_limit),
-            checkpoint_id=checkpoint_id,
-            durability=durability,
-            options=options or RunOptions(),
-        )
+        if sink is not None:
+            options = request.options
+            listeners = (*options.listeners, sink)
+            request = dataclasses.replace(request, options=dataclasses.replace(options, listeners=listeners))
         future: Future[RunResult[Any]] = Future()
-        run = Run(self._runtime, prepare(self._settings, input, request, future))
-        handle: RunHandle[S] = RunHandle(run.id, thread_id, future, lambda: self._runtime.cancel(run))
+        run = Run(self._runtime, prepare(self._settings, input_, request, future))
+        handle: RunHandle[S] = RunHandle(run.id, request.thread_id, future, lambda: self._runtime.cancel(run))
         self._runtime.start(run)
         return handle
+
+    def stream(  # noqa: PLR0913 - the same keywords as invoke, and the mode
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        mode: str | Sequence[str] = "values",
+        thread_id: str | None = None,
+        context: Any = None,
+        recursion_limit: int | None = None,
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
+    ) -> Iterator[Any]:
+        """Run the graph and yield what happens, as it happens.
+
+        Args:
+            input: as for `invoke`.
+            mode: "values" (the run's state after each committed superstep,
+                starting with the state it starts from), "updates" (`{task_id:
+                state}` for each finished task), "events" (every event record),
+                "custom" (what vertices send with `ctx.emit`); a list of modes
+                yields `(mode, item)` pairs.
+            thread_id: as for `invoke` (and the other keywords too).
+            context: as for `invoke`.
+            recursion_limit: as for `invoke`.
+            checkpoint_id: as for `invoke`.
+            durability: as for `invoke`.
+            options: as for `invoke`.
+
+        Yields:
+            The items of the chosen modes. Leaving the loop early cancels the run;
+            a failed run raises its error after its last item.
+        """
+        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
+        return stream_items(lambda sink: self._start(input, request, sink=sink), mode)
+
+    async def astart(  # noqa: PLR0913 - the same keywords as invoke
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        thread_id: str | None = None,
+        context: Any = None,
+        recursion_limit: int | None = None,
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
+    ) -> RunHandle[S]:
+        """`start` for async code (reading a checkpoint happens off the event loop)."""
+        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
+        return await self._astart(input, request)
+
+    async def _astart(self, input_: Any, request: RunRequest, sink: Listener | None = None) -> RunHandle[S]:
+        if self.checkpointer is None:
+            return self._start(input_, request, sink=sink)
+        return await asyncio.to_thread(self._start, input_, request, sink=sink)
+
+    async def ainvoke(  # noqa: PLR0913 - LangGraph's invoke keywords
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        thread_id: str | None = None,
+        context: Any = None,
+        recursion_limit: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - invoke's keyword
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
+    ) -> RunResult[S]:
+        """`invoke` for async code; cancelling the awaiting task cancels the run."""
+        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
+        handle = await self._astart(input, request)
+        result: RunResult[S] = await await_run(handle, timeout)
+        return result
+
+    async def astream(  # noqa: PLR0913 - the same keywords as stream
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        mode: str | Sequence[str] = "values",
+        thread_id: str | None = None,
+        context: Any = None,
+        recursion_limit: int | None = None,
+        checkpoint_id: str | None = None,
+        durability: str | None = None,
+        options: RunOptions | None = None,
+    ) -> AsyncIterator[Any]:
+        """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
+        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
+        async for item in astream_items(lambda sink: self._astart(input, request, sink), mode):
+            yield item
+
+    # -- pictures --------------------------------------------------------------------------
+
+    def draw_mermaid(self, thread_id: str | None = None) -> str:
+        """The graph as a Mermaid flowchart; with `thread_id`, each vertex shows its last status."""
+        return to_mermaid(self.spec, self._threads.statuses(thread_id) if thread_id else None)
+
+    def draw_dot(self, thread_id: str | None = None) -> str:
+        """The graph in Graphviz DOT; with `thread_id`, each vertex shows its last status."""
+        return to_dot(self.spec, self._threads.statuses(thread_id) if thread_id else None)
+
+    def draw_png(self, path: str | os.PathLike[str], thread_id: str | None = None) -> Path:
+        """Render the graph to a PNG file with Graphviz's `dot` (which must be installed)."""
+        return render_png(self.draw_dot(thread_id), path)
 
     # -- threads -------------------------------------------------------------------------
 
@@ -201,6 +304,24 @@ class CompiledGraph(Generic[S]):
 
     def __repr__(self) -> str:
         return f"CompiledGraph({self.name!r}, vertices={list(self.spec.vertices)})"
+
+
+def _request(  # noqa: PLR0913, PLR0917 - invoke's keywords, passed through in order
+    thread_id: str | None,
+    context: Any,
+    recursion_limit: int | None,
+    checkpoint_id: str | None,
+    durability: str | None,
+    options: RunOptions | None,
+) -> RunRequest:
+    return RunRequest(
+        thread_id=thread_id,
+        context=context,
+        recursion_limit=_recursion_limit(recursion_limit),
+        checkpoint_id=checkpoint_id,
+        durability=durability,
+        options=options or RunOptions(),
+    )
 
 
 def _recursion_limit(limit: int | None) -> int:

@@ -9,8 +9,9 @@ from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
 from actorgraph._errors import ActorGraphError
+from actorgraph._events import Listener
 from actorgraph._recorder import DURABILITY
-from actorgraph._resume import resolve_breakpoints
+from actorgraph._resume import GraphSettings, resolve_breakpoints
 from actorgraph._validate import build_spec
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -33,7 +34,7 @@ class Graph(GraphBuilder[S]):
         ```
     """
 
-    def compile(
+    def compile(  # noqa: PLR0913 - LangGraph's compile options, all keyword-only
         self,
         checkpointer: Checkpointer | None = None,
         *,
@@ -41,6 +42,7 @@ class Graph(GraphBuilder[S]):
         interrupt_after: Sequence[str] | str | None = None,
         durability: str = "sync",
         clock: Clock | None = None,
+        listeners: Sequence[Listener] = (),
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -52,6 +54,8 @@ class Graph(GraphBuilder[S]):
             durability: "sync" (each task's result is stored as it finishes),
                 "step" (once per superstep) or "exit" (when the run pauses or ends).
             clock: where retry backoff sleeps (`actorgraph.testing.FakeClock` in tests).
+            listeners: callables that receive every run's events (from several
+                threads; see `actorgraph.events`).
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
@@ -60,10 +64,11 @@ class Graph(GraphBuilder[S]):
         if durability not in DURABILITY:
             msg = f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}"
             raise ActorGraphError(msg)
-        return CompiledGraph(
+        settings = GraphSettings(
             spec,
-            checkpointer=checkpointer,
-            breakpoints=resolve_breakpoints(interrupt_before, interrupt_after, spec),
-            durability=durability,
-            clock=clock,
+            checkpointer,
+            resolve_breakpoints(interrupt_before, interrupt_after, spec),
+            durability,
+            tuple(listeners),
         )
+        return CompiledGraph(settings, clock=clock)

@@ -86,7 +86,7 @@ class RunHandle(Generic[S]):
             True if the run was still going, False if it had already finished.
         """
         cancelled = settle(self._future, error=RunCancelledError(f"run {self.run_id} was cancelled"))
-        if cancelled:
+        if cancelled or self._future.cancelled():  # asyncio may have cancelled the future itself
             self._canceller()
         return cancelled
 

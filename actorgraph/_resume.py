@@ -74,6 +74,7 @@ class GraphSettings:
     checkpointer: Checkpointer | None
     breakpoints: Breakpoints
     durability: str
+    listeners: tuple[Callable[[Any], None], ...] = ()
 
 
 def resolve_breakpoints(
@@ -106,6 +107,7 @@ def prepare(
         "recursion_limit": request.recursion_limit,
         "future": future,
         "breakpoints": _breakpoints(settings, request.options),
+        "listeners": (*settings.listeners, *request.options.listeners),
     }
     cp = settings.checkpointer
     if cp is None or request.thread_id is None:

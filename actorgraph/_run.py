@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import logging
 import random
 import threading
 from collections.abc import Mapping
@@ -32,8 +33,23 @@ from actorgraph._errors import (
     VertexError,
     VertexTimeoutError,
 )
+from actorgraph._events import (
+    Custom,
+    Event,
+    Interrupted,
+    JoinWaiting,
+    Listener,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    SuperstepCommitted,
+    SuperstepStarted,
+    TaskFinished,
+    TaskStarted,
+    log_fields,
+)
 from actorgraph._handle import settle
-from actorgraph._log import log
+from actorgraph._log import log, stdlib_logger
 from actorgraph._messages import Done, Order, TimedOut
 from actorgraph._retry import next_delay
 from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
@@ -91,6 +107,7 @@ class RunSetup:
         passed: task ids whose `interrupt_before` breakpoint is passed.
         breakpoints: where the run pauses by itself.
         record_start: write the starting position as a checkpoint first.
+        listeners: callables that receive the run's events.
     """
 
     run_id: str
@@ -105,6 +122,7 @@ class RunSetup:
     passed: frozenset[str] = frozenset()
     breakpoints: Breakpoints = Breakpoints()
     record_start: bool = False
+    listeners: tuple[Listener, ...] = ()
 
 
 @dataclass(slots=True)
@@ -124,8 +142,14 @@ class Run:
         self.id = setup.run_id
         self.thread_id = setup.thread_id
         self.pos = setup.position
-        self.env = setup.env
         self.recorder = setup.recorder
+        self.listeners = [(fn, getattr(fn, "kinds", None)) for fn in setup.listeners]
+        self.watch_all = any(kinds is None for _, kinds in self.listeners)
+        self.kinds: frozenset[type[Event]] = frozenset().union(*(k for _, k in self.listeners if k))
+        self.debug = stdlib_logger.isEnabledFor(logging.DEBUG)
+        self.env = setup.env
+        if self._wants(TaskStarted) or self._wants(Custom):
+            self.env = dataclasses.replace(setup.env, listen=self._emit, emit=self._custom)
         self.future = setup.future
         self.cancel_event = threading.Event()
         self.coordinator: pykka.ActorRef[Any] | None = None
@@ -137,18 +161,41 @@ class Run:
         self.outstanding: dict[int, _Attempt] = {}
         self.handled: set[str] = set()
 
-    def _log(self, level: str, event: str, **fields: Any) -> None:
-        log(level, event, run_id=self.id, thread_id=self.thread_id, **fields)
+    # -- events ------------------------------------------------------------------------
+
+    def _wants(self, kind: type[Event]) -> bool:
+        """Whether anyone listens to `kind` (frequent events are built only then)."""
+        return self.watch_all or self.debug or kind in self.kinds
+
+    def _emit(self, event: Event) -> None:
+        """Log an event and hand it to the listeners that want it (from any thread)."""
+        level, name, fields = log_fields(event)
+        log(level, name, **fields)
+        for listener, kinds in self.listeners:
+            if kinds is None or type(event) in kinds:
+                try:
+                    listener(event)
+                except Exception:  # noqa: BLE001 - a broken listener must not break the run
+                    log("warning", "listener failed", run_id=self.id, listener=repr(listener), exc_info=True)
+
+    def _custom(self, task: Any, payload: Any) -> None:
+        self._emit(Custom(self.id, self.thread_id, task.step, task.id, task.vertex, payload))
+
+    def _finished(self, status: str, state: Any = None, error: BaseException | None = None) -> None:
+        info = ErrorInfo.from_exception(error) if error is not None else None
+        self._emit(RunFinished(self.id, self.thread_id, self.pos.step, status, state, info))
 
     # -- entry points (called by the coordinator) ---------------------------------
 
     def begin(self, coordinator: pykka.ActorRef[Any]) -> None:
         """Record the starting position if asked, then start the next superstep."""
         self.coordinator = coordinator
-        self._log("debug", "run started", step=self.pos.step)
+        self._emit(RunStarted(self.id, self.thread_id, self.pos.step))
+        head = None
         if self.recorder is not None and self.setup.record_start:
-            self.recorder.committed(self.pos)
+            head = self.recorder.committed(self.pos)
             self.recorder.carry(self.pending.values())
+        self._committed(head)
         self._next_superstep()
 
     def on_done(self, message: Done) -> None:
@@ -177,13 +224,13 @@ class Run:
     def cancel(self) -> None:
         """Stop between supersteps: nothing new is dispatched."""
         self.cancel_event.set()
-        self._log("info", "run cancelled", step=self.pos.step)
+        self._finished("cancelled")
         self.closed = True
 
     def crash(self, exc: BaseException) -> None:
         """The coordinator caught `exc` while driving this run: fail the run with it."""
         self.cancel_event.set()
-        self._log("error", "run failed", error=type(exc).__name__, exc_info=exc)
+        self._finished("error", error=exc)
         settle(self.future, error=exc)
         self.closed = True
 
@@ -207,6 +254,10 @@ class Run:
             return
         self.supersteps += 1
         tasks = plan(self.pos)
+        if self._wants(SuperstepStarted):
+            self._emit(
+                SuperstepStarted(self.id, self.thread_id, self.pos.step + 1, tuple(t.id for t in tasks))
+            )
         self.tasks = {t.id: t for t in tasks}
         self.results = {}
         self.handled = set()
@@ -279,16 +330,8 @@ class Run:
             result = dataclasses.replace(result, handler=True, error=result.error or attempt.failure)
         elif result.status == "error" and self._try_again(attempt, result):
             return
-        if result.status == "error":
-            self._log(
-                "error",
-                "task failed",
-                step=self.pos.step + 1,
-                vertex=result.vertex,
-                task_id=result.task_id,
-                attempt=result.attempts,
-                error=result.error.type if result.error else None,
-            )
+        if result.status != "ok" or self._wants(TaskFinished):
+            self._emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result))
         self.results[attempt.task_id] = result
         if self.recorder is not None:
             self.recorder.task_finished(result, blobs)
@@ -303,20 +346,18 @@ class Run:
         if error is None:
             return False
         delay = next_delay(vertex.retry, error, attempt.attempt, random.random())  # noqa: S311 - jitter
+        handling = vertex.on_error is not None and error.retryable and task.id not in self.handled
+        if delay is not None or handling:
+            self._emit(TaskFinished(self.id, self.thread_id, task.step, result, final=False))
         if delay is not None:
-            self._log(
-                "info",
-                "retry scheduled",
-                step=task.step,
-                vertex=task.vertex,
-                task_id=task.id,
-                attempt=attempt.attempt,
-                delay=delay,
-                error=error.type,
+            self._emit(
+                RetryScheduled(
+                    self.id, self.thread_id, task.step, task.id, task.vertex, attempt.attempt, delay, error
+                )
             )
             self._dispatch(task, attempt.attempt + 1, delay)
             return True
-        if vertex.on_error is not None and error.retryable and task.id not in self.handled:
+        if handling:
             self.handled.add(task.id)
             if self.recorder is not None:  # a crash from here on runs the handler, not the vertex
                 self.recorder.task_finished(result, {})
@@ -332,15 +373,22 @@ class Run:
             return
         self.pos = commit(self.spec, self.pos, superstep)
         pauses = () if self.pos.done else self._pauses_after(superstep)
+        head = None
         if self.recorder is not None:
             if pauses:
-                self.recorder.checkpoint(self.pos, pauses=pauses)
+                head = self.recorder.checkpoint(self.pos, pauses=pauses)
             else:
-                self.recorder.committed(self.pos)
+                head = self.recorder.committed(self.pos)
+        self._committed(head)
         if pauses:
             self._resolve("interrupted", current_state(self.pos, self.spec.merge), pauses)
         else:
             self._next_superstep()
+
+    def _committed(self, checkpoint_id: str | None) -> None:
+        if self._wants(SuperstepCommitted):
+            state = current_state(self.pos, self.spec.merge)
+            self._emit(SuperstepCommitted(self.id, self.thread_id, self.pos.step, state, checkpoint_id))
 
     def _pauses_after(self, superstep: SuperstepState) -> tuple[Interrupt, ...]:
         stops = self.setup.breakpoints
@@ -365,7 +413,9 @@ class Run:
 
     def _finish(self) -> None:
         for join, missing in waiting_joins(self.spec, self.pos):
-            self._log("warning", "join never fired", join=join.id, target=join.target, missing=missing)
+            self._emit(
+                JoinWaiting(self.id, self.thread_id, self.pos.step, join.id, join.target, tuple(missing))
+            )
         if self.recorder is not None:
             self.recorder.finished(self.pos)
         self._resolve("done", final_state(self.pos, self.spec.merge), ())
@@ -375,11 +425,14 @@ class Run:
         result: RunResult[Any] = RunResult(
             state, status, interrupts, self.pos.step, self.id, self.thread_id, head
         )
-        self._log("debug", "run ended", status=status, step=self.pos.step)
+        if interrupts:
+            self._emit(Interrupted(self.id, self.thread_id, self.pos.step, interrupts))
+        self._finished(status, state)
         settle(self.future, result=result)
         self.closed = True
 
     def _fail(self, exc: BaseException) -> None:
+        self._finished("error", error=exc)
         settle(self.future, error=exc)
         self.closed = True
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
@@ -43,15 +44,16 @@ class Runtime:
         """Stop `run` between supersteps."""
         self.coordinators.cancel(run)
 
-    def close(self) -> None:
-        """Stop every coordinator, every vertex actor and the timer."""
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every coordinator, every vertex actor and the timer (waiting up to `timeout` in all)."""
         with self._lock:
             if self.closed:
                 return
             self.closed = True
             timer = self._timer
+        deadline = time.monotonic() + timeout
         self.coordinators.close()
         for pool in self.pools.values():
-            pool.close()
+            pool.close(deadline)
         if timer is not None:
             timer.close()

@@ -9,9 +9,12 @@ state, and returns a `VertexResult` whose status is `ok`, `error` or
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
+import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +37,8 @@ class TaskEnv:
         node_prefix: makes lineage ids unique within the thread.
         thread_id: the run's thread, or None.
         context: the run's `context=` object.
-        emit: where `ctx.emit(payload)` goes, or None.
+        emit: where `ctx.emit(payload)` goes (`emit(task, payload)`), or None.
+        listen: receives the events vertices emit (task started), or None.
         now: the wall clock, for the result's timestamps.
         encode: with a checkpointer, `encode(node_id, result)` serializes the
             states a task made (on the vertex's thread); None otherwise.
@@ -43,9 +47,10 @@ class TaskEnv:
     node_prefix: str
     thread_id: str | None = None
     context: Any = None
-    emit: Callable[[Any], None] | None = None
+    emit: Callable[[Task, Any], None] | None = None
     now: Callable[[], float] = time.time
     encode: Callable[[str, VertexResult], Mapping[str, bytes]] | None = None
+    listen: Callable[[Any], None] | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -122,13 +127,21 @@ class _Attempt:
         return self.result("interrupt", interrupt=pending)
 
 
-def run_attempt(
+def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
+    async def wait() -> Any:
+        return await awaitable
+
+    return asyncio.run(wait())
+
+
+def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     spec: GraphSpec,
     task: Task,
     attempt: int,
     env: TaskEnv,
     *,
     failure: ErrorInfo | None = None,
+    run_async: Callable[[Awaitable[Any]], Any] = _run_coroutine,
 ) -> VertexResult:
     """Run one attempt of `task` and describe its outcome.
 
@@ -139,6 +152,8 @@ def run_attempt(
         env: the run's surroundings.
         failure: when given, run the vertex's `on_error` handler for this error
             instead of the vertex.
+        run_async: runs what an async vertex (or handler) returns to completion;
+            vertex actors pass their own event loop's runner.
 
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
@@ -158,7 +173,7 @@ def run_attempt(
         thread_id=env.thread_id,
         context=env.context,
         value=task.value,
-        emit=env.emit,
+        emit=functools.partial(env.emit, task) if env.emit is not None else None,
     )
     scope = TaskScope(
         thread_id=env.thread_id, step=task.step, task_id=task.id, vertex=task.vertex, resumes=task.resumes
@@ -166,6 +181,8 @@ def run_attempt(
     token = current_scope.set(scope)
     try:
         returned = _call(vertex, copy_state(node_in.state), ctx, failure)
+        if inspect.isawaitable(returned):  # an async vertex: same retry, timeout and interrupts
+            returned = run_async(returned)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
             return at.paused(scope.pending)
         node_out, goto = _interpret(task, node_in, node_id, returned)

@@ -18,6 +18,8 @@ from actorgraph.checkpoint._protocol import Checkpointer
 
 __all__ = ["Threads", "snapshot"]
 
+_SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
+
 
 def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
     """The `Snapshot` of a loaded checkpoint."""
@@ -70,6 +72,22 @@ class Threads:
         """Snapshots of the thread's checkpoints, newest first."""
         rows = self._store().history(thread_id, limit=limit, before=before)
         return [self.get_state(thread_id, row.checkpoint_id) for row in rows]
+
+    def statuses(self, thread_id: str) -> dict[str, str]:
+        """Each vertex's last status in the thread: ok, error, interrupt, or pending (about to run)."""
+        history = self.get_history(thread_id)
+        out: dict[str, str] = {}
+        for index, snap in enumerate(history):
+            latest: dict[str, str] = {}
+            for result in snap.superstep.results.values():
+                previous = latest.get(result.vertex)
+                if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
+                    latest[result.vertex] = result.status
+            if index == 0:
+                latest.update({v: "pending" for v in snap.next if v not in latest})
+            for vertex, status in latest.items():
+                out.setdefault(vertex, status)
+        return out
 
     def update_state(
         self, thread_id: str, state: Any, *, as_vertex: str | None, checkpoint_id: str | None

@@ -111,9 +111,6 @@ def _routers(graph: GraphBuilder[Any], names: _Names) -> dict[str, list[RouterSp
 
 
 def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
-    if inspect.iscoroutinefunction(v.fn):
-        msg = f"vertex {v.name!r} is an async function; async vertices are not supported yet (issue #6)"
-        raise GraphValidationError(msg)
     return VertexSpec(
         name=v.name,
         fn=v.fn,
@@ -123,7 +120,7 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
-        is_async=False,
+        is_async=inspect.iscoroutinefunction(v.fn),
     )
 
 

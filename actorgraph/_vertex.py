@@ -9,13 +9,17 @@ as `VertexActorDiedError` and the pool replaces the actor.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
 from actorgraph._errors import RunCancelledError, SerializationError, VertexActorDiedError
+from actorgraph._events import TaskStarted
 from actorgraph._messages import Done, Order
 from actorgraph._task import run_attempt
 from actorgraph._types import ErrorInfo, VertexResult
@@ -38,6 +42,7 @@ class VertexActor(pykka.ThreadingActor):
         self.abandoned = False
         self.thread: threading.Thread | None = None
         self._current: Order | None = None
+        self._runner: asyncio.Runner | None = None
 
     def on_start(self) -> None:
         """Remember the thread, so `close()` can wait for it to end."""
@@ -59,8 +64,10 @@ class VertexActor(pykka.ThreadingActor):
             self.stop()
 
     def on_stop(self) -> None:
-        """Hand orders that never started back to the pool; leave it."""
+        """Hand orders that never started back to the pool; leave it; close its event loop."""
         self.pool.retire(self)
+        if self._runner is not None:
+            self._runner.close()
         while not self.actor_inbox.empty():
             envelope = self.actor_inbox.get()
             if isinstance(envelope.message, Order):
@@ -70,15 +77,27 @@ class VertexActor(pykka.ThreadingActor):
         pool = self.pool
         if order.cancel.is_set() or not pool.clock.sleep(order.delay, order.cancel):
             result = _outcome(order, RunCancelledError("the run was cancelled"), retryable=False)
-            order.reply_to.tell(Done(order.run_id, order.token, result))
+            _report(order, Done(order.run_id, order.token, result))
             return
+        if order.env.listen is not None:
+            task = order.task
+            order.env.listen(
+                TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
+            )
         timeout = pool.vertex.timeout
         handle = None
         if timeout is not None:
             pool.running[order.token] = self
             handle = pool.timer().call_later(timeout, lambda: pool.timed_out(order))
         try:
-            result = run_attempt(pool.spec, order.task, order.attempt, order.env, failure=order.failure)
+            result = run_attempt(
+                pool.spec,
+                order.task,
+                order.attempt,
+                order.env,
+                failure=order.failure,
+                run_async=self._run_async,
+            )
         finally:
             if handle is not None:
                 pool.running.pop(order.token, None)
@@ -90,7 +109,14 @@ class VertexActor(pykka.ThreadingActor):
                 blobs = encode(order.env.node_id(order.task), result)
             except SerializationError as exc:  # unstorable: fail the task before anything is written
                 result = _outcome(order, exc, retryable=False)
-        order.reply_to.tell(Done(order.run_id, order.token, result, blobs))
+        _report(order, Done(order.run_id, order.token, result, blobs))
+
+    def _run_async(self, awaitable: Awaitable[Any]) -> Any:
+        """Run an async vertex's coroutine on this actor's own event loop."""
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        # the runner would reuse the context it was created in: hand it this task's
+        return self._runner.run(_awaited(awaitable), context=contextvars.copy_context())
 
     def _die(self, order: Order, exc: BaseException) -> None:
         died = VertexActorDiedError(
@@ -98,10 +124,20 @@ class VertexActor(pykka.ThreadingActor):
         )
         died.__cause__ = exc
         try:
-            order.reply_to.tell(Done(order.run_id, order.token, _outcome(order, died)))
+            _report(order, Done(order.run_id, order.token, _outcome(order, died)))
         finally:
             self.pool.retire(self)
             self.stop()
+
+
+def _report(order: Order, done: Done) -> None:
+    """Tell the run's coordinator; drop the report if it is gone (the graph was closed)."""
+    with contextlib.suppress(pykka.ActorDeadError):
+        order.reply_to.tell(done)
+
+
+async def _awaited(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def _outcome(order: Order, exc: BaseException, *, retryable: bool = True) -> VertexResult:

@@ -40,3 +40,18 @@ def test_readme_commands_are_what_ci_runs() -> None:
     assert test_command.strip() in ci.splitlines()
     first_lines = readme.split("```")[1]
     assert "examples/quickstart.py" in first_lines
+
+
+def test_stream_progress_shows_progress_while_the_run_goes() -> None:
+    out = run_example("stream_progress.py")
+    lines = out.splitlines()
+    assert "[####] 4/4 pages summarized" in lines
+    first_progress = next(i for i, line in enumerate(lines) if "pages summarized" in line)
+    assert first_progress < lines.index("page 1: 3 words")  # progress came before the result
+    assert sum("doing" not in line and ": reading" in line for line in lines) == 4
+
+
+def test_mermaid_example_prints_the_graph() -> None:
+    out = run_example("mermaid.py")
+    assert out.startswith("flowchart TD\n")
+    assert '    v2 -.->|"write"| v0\n' in out

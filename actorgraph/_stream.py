@@ -1,0 +1,120 @@
+"""Streaming a run as it goes, and the async adapter: both thin layers over `start`.
+
+A stream subscribes a listener to the run's events and hands each wanted item
+to the consumer through a queue; the consumer sees items as they happen, not at
+the end. Leaving the loop early cancels the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, Final
+
+from actorgraph._errors import ActorGraphError, RunTimeoutError
+from actorgraph._events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
+from actorgraph._handle import RunHandle
+
+__all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
+
+MODES: Final = ("values", "updates", "events", "custom")
+
+_KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
+    "values": frozenset({SuperstepCommitted}),
+    "updates": frozenset({TaskFinished}),
+    "events": None,
+    "custom": frozenset({Custom}),
+}
+
+_SKIP: Final = object()
+END: Final = object()
+
+
+def parse_modes(mode: str | Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """The modes asked for, and whether items come as `(mode, item)` pairs."""
+    modes = (mode,) if isinstance(mode, str) else tuple(mode)
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        msg = f"unknown stream mode(s) {unknown or modes!r}; use one or a list of {', '.join(MODES)}"
+        raise ActorGraphError(msg)
+    return modes, not isinstance(mode, str)
+
+
+def _item(mode: str, event: Event) -> Any:
+    match mode, event:
+        case "values", SuperstepCommitted(state=state):
+            return state
+        case "updates", TaskFinished(result=result, final=True) if result.status == "ok":
+            return {result.task_id: result.state}
+        case "custom", Custom(payload=payload):
+            return payload
+        case "events", _:
+            return event
+    return _SKIP
+
+
+class StreamSink:
+    """A listener that turns a run's events into the items of the chosen modes."""
+
+    def __init__(self, modes: tuple[str, ...], pairs: bool, put: Callable[[Any], None]) -> None:
+        self.modes = modes
+        self.pairs = pairs
+        self.put = put
+        wanted = [_KINDS[m] for m in modes]
+        self.kinds: frozenset[type[Event]] | None = (
+            None if any(k is None for k in wanted) else frozenset({RunFinished}).union(*wanted)  # type: ignore[arg-type]
+        )
+
+    def __call__(self, event: Event) -> None:
+        for mode in self.modes:
+            item = _item(mode, event)
+            if item is not _SKIP:
+                self.put((mode, item) if self.pairs else item)
+        if isinstance(event, RunFinished):
+            self.put(END)
+
+
+def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]) -> Iterator[Any]:
+    """Start a run with a sink and yield its items; raise its error at the end."""
+    modes, pairs = parse_modes(mode)
+    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    handle = start(StreamSink(modes, pairs, items.put))
+    try:
+        while (item := items.get()) is not END:
+            yield item
+        handle.result()
+    finally:
+        handle.cancel()  # a no-op once the run has ended
+
+
+async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any:  # noqa: ASYNC109 - invoke's keyword
+    """Await a run's result; cancelling the awaiting task cancels the run."""
+    try:
+        async with asyncio.timeout(timeout):
+            return await asyncio.wrap_future(handle.future)
+    except TimeoutError:
+        handle.cancel()
+        msg = f"run {handle.run_id} did not finish within {timeout} s and was cancelled"
+        raise RunTimeoutError(msg) from None
+    except asyncio.CancelledError:
+        handle.cancel()
+        raise
+
+
+async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence[str]) -> AsyncIterator[Any]:
+    """The async form of `stream_items`; `start` is awaited and returns the handle."""
+    modes, pairs = parse_modes(mode)
+    loop = asyncio.get_running_loop()
+    items: asyncio.Queue[Any] = asyncio.Queue()
+
+    def put(item: Any) -> None:
+        loop.call_soon_threadsafe(items.put_nowait, item)
+
+    handle: RunHandle[Any] = await start(StreamSink(modes, pairs, put))
+    try:
+        while (item := await items.get()) is not END:
+            yield item
+        await asyncio.wrap_future(handle.future)
+    finally:
+        handle.cancel()

@@ -7,6 +7,7 @@ attribute, and events nobody wants are never built.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -27,6 +28,7 @@ __all__ = [
     "TaskFinished",
     "TaskStarted",
     "log_fields",
+    "log_level",
 ]
 
 Listener: TypeAlias = Callable[["Event"], None]
@@ -190,6 +192,25 @@ _NAMES: dict[type[Event], str] = {
     JoinWaiting: "join never fired",
     Custom: "custom",
 }
+
+
+_LEVELS: dict[type[Event], int] = {
+    RetryScheduled: logging.INFO,
+    Interrupted: logging.INFO,
+    JoinWaiting: logging.WARNING,
+}
+
+
+def log_level(event: Event) -> int:
+    """The stdlib level an event is logged at (cheap: decides whether to build its fields)."""
+    if isinstance(event, TaskFinished):
+        status = event.result.status
+        if status == "error":
+            return logging.ERROR if event.final else logging.WARNING
+        return logging.INFO if status == "interrupt" else logging.DEBUG
+    if isinstance(event, RunFinished):
+        return logging.ERROR if event.error is not None else logging.DEBUG
+    return _LEVELS.get(type(event), logging.DEBUG)
 
 
 def log_fields(event: Event) -> tuple[str, str, dict[str, Any]]:

@@ -47,6 +47,7 @@ from actorgraph._events import (
     TaskFinished,
     TaskStarted,
     log_fields,
+    log_level,
 )
 from actorgraph._handle import settle
 from actorgraph._log import log, stdlib_logger
@@ -169,8 +170,9 @@ class Run:
 
     def _emit(self, event: Event) -> None:
         """Log an event and hand it to the listeners that want it (from any thread)."""
-        level, name, fields = log_fields(event)
-        log(level, name, **fields)
+        if stdlib_logger.isEnabledFor(log_level(event)):
+            level, name, fields = log_fields(event)
+            log(level, name, **fields)
         for listener, kinds in self.listeners:
             if kinds is None or type(event) in kinds:
                 try:

@@ -8,7 +8,10 @@ the end. Leaving the loop early cancels the run.
 from __future__ import annotations
 
 import asyncio
-import queue
+import collections
+import contextlib
+import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -75,15 +78,49 @@ class StreamSink:
             self.put(END)
 
 
+class Mailbox:
+    """Items handed from the run's threads to one consumer, in batches.
+
+    Waking the consumer for every item would cost more than the run itself (a
+    superstep takes tens of microseconds), so the producer wakes it at most once
+    per `WAKE_EVERY` seconds (the first item and the end at once), and the
+    consumer also looks every `POLL` seconds: an item waits a few milliseconds at most.
+    """
+
+    WAKE_EVERY: Final = 0.002
+    POLL: Final = 0.005
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self.wake = wake
+        self.last = 0.0
+
+    def put(self, item: Any) -> None:
+        """Add an item (from any thread)."""
+        self.items.append(item)
+        now = time.monotonic()
+        if item is END or now - self.last >= self.WAKE_EVERY:
+            self.last = now
+            self.wake()
+
+
 def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]) -> Iterator[Any]:
     """Start a run with a sink and yield its items; raise its error at the end."""
     modes, pairs = parse_modes(mode)
-    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    handle = start(StreamSink(modes, pairs, items.put))
+    ready = threading.Event()
+    mailbox = Mailbox(ready.set)
+    handle = start(StreamSink(modes, pairs, mailbox.put))
     try:
-        while (item := items.get()) is not END:
-            yield item
-        handle.result()
+        while True:
+            if not mailbox.items:
+                ready.wait(Mailbox.POLL)
+                ready.clear()
+            while mailbox.items:
+                item = mailbox.items.popleft()
+                if item is END:
+                    handle.result()
+                    return
+                yield item
     finally:
         handle.cancel()  # a no-op once the run has ended
 
@@ -106,15 +143,25 @@ async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence
     """The async form of `stream_items`; `start` is awaited and returns the handle."""
     modes, pairs = parse_modes(mode)
     loop = asyncio.get_running_loop()
-    items: asyncio.Queue[Any] = asyncio.Queue()
+    ready = asyncio.Event()
 
-    def put(item: Any) -> None:
-        loop.call_soon_threadsafe(items.put_nowait, item)
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed while the run went on
+            loop.call_soon_threadsafe(ready.set)
 
-    handle: RunHandle[Any] = await start(StreamSink(modes, pairs, put))
+    mailbox = Mailbox(wake)
+    handle: RunHandle[Any] = await start(StreamSink(modes, pairs, mailbox.put))
     try:
-        while (item := await items.get()) is not END:
-            yield item
-        await asyncio.wrap_future(handle.future)
+        while True:
+            if not mailbox.items:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ready.wait(), Mailbox.POLL)
+                ready.clear()
+            while mailbox.items:
+                item = mailbox.items.popleft()
+                if item is END:
+                    await asyncio.wrap_future(handle.future)
+                    return
+                yield item
     finally:
         handle.cancel()

@@ -238,6 +238,8 @@ def current_state(pos: Position, merge: Merge) -> Any:
     A `Send` state is its task's private input (it carries the per-item keys that
     only a reducer reconciles), so the state it was derived from stands for it.
     """
+    if len(pos.inbox) == 1 and not pos.joins and not pos.finished and not pos.inbox[0].send:
+        return pos.inbox[0].node.state  # a single line of vertices: the last output
     nodes = [m.node.parents[0] if m.send and m.node.parents else m.node for m in pos.messages()]
     if not nodes:
         return None

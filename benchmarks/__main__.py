@@ -8,8 +8,8 @@ import importlib.util
 import platform
 import sys
 
-from benchmarks import core, isolation, persistence, startup
-from benchmarks.harness import measure, table
+from benchmarks import core, isolation, persistence, startup, streaming
+from benchmarks.harness import Row, measure, table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  measured: {workload.name}", file=sys.stderr)
     if rows:
         print(table(rows, "Core engine (median of %d runs)" % args.repeat))
+    if not args.only or "stream" in args.only:
+        print()
+        print(streaming_table(streaming.rows(args.repeat), args.repeat))
     if not args.only or "persist" in args.only:
         print()
         print(
@@ -44,6 +47,17 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(isolation.report())
     return 0
+
+
+def streaming_table(rows: list[Row], repeat: int) -> str:
+    lines = [
+        f"### Streaming overhead (median of {repeat} runs)",
+        "",
+        "| workload | streamed | invoke | overhead |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    lines += [f"| {r.name} | {r.ours} | {r.theirs} | {r.ratio} |" for r in rows]
+    return "\n".join(lines)
 
 
 def _cpus() -> int:

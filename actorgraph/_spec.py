@@ -10,8 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph._types import RetryPolicy
-from actorgraph.merge import Merge
+from actorgraph._types import Merge, RetryPolicy
 
 __all__ = ["GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
 

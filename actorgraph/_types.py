@@ -39,6 +39,9 @@ START: Final = "__start__"
 END: Final = "__end__"
 """The pseudo-vertex a finished branch goes to: `add_edge("last", END)`."""
 
+Merge: TypeAlias = Callable[[Any, Sequence[Any]], Any]
+"""The merge signature: `merge(base, states) -> state` (see `actorgraph.merge`)."""
+
 Status: TypeAlias = Literal["ok", "error", "interrupt"]
 RunStatus: TypeAlias = Literal["done", "interrupted", "error", "running"]
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final, TypeAlias
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from actorgraph._errors import InvalidUpdateError, MergeConflictError
+from actorgraph._types import Merge
 
 __all__ = [
     "MISSING",
@@ -42,8 +43,6 @@ __all__ = [
     "union",
 ]
 
-Merge: TypeAlias = Callable[[Any, Sequence[Any]], Any]
-"""The merge signature: `merge(base, states) -> state`."""
 
 STATE_KEY: Final = "<state>"
 

@@ -1,0 +1,197 @@
+"""The public surface is deliberate, and each layer imports only the layers below it."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import actorgraph
+
+PACKAGE = Path(actorgraph.__file__).resolve().parent
+
+PUBLIC = {
+    "actorgraph": [
+        "END",
+        "START",
+        "ActorGraphError",
+        "CheckpointError",
+        "Command",
+        "CompiledGraph",
+        "Context",
+        "ErrorInfo",
+        "Graph",
+        "GraphValidationError",
+        "GraphValidationWarning",
+        "Interrupt",
+        "InvalidUpdateError",
+        "MergeConflictError",
+        "RecordedError",
+        "RecursionLimitError",
+        "RetryPolicy",
+        "RoutingError",
+        "RunCancelledError",
+        "RunHandle",
+        "RunOptions",
+        "RunResult",
+        "RunTimeoutError",
+        "Send",
+        "SerializationError",
+        "Snapshot",
+        "SuperstepState",
+        "ThreadNotFoundError",
+        "VertexActorDiedError",
+        "VertexError",
+        "VertexResult",
+        "VertexTimeoutError",
+        "interrupt",
+    ],
+    "actorgraph.merge": [
+        "MISSING",
+        "Merge",
+        "Reducer",
+        "add",
+        "append",
+        "by_key",
+        "merge_dicts",
+        "replace",
+        "three_way",
+        "union",
+    ],
+    "actorgraph.checkpoint": [
+        "SCHEMA_VERSION",
+        "CheckpointRow",
+        "Checkpointer",
+        "EncryptedSerializer",
+        "MemoryCheckpointer",
+        "MsgpackSerializer",
+        "PickleSerializer",
+        "PostgresCheckpointer",
+        "Serializer",
+        "SqliteCheckpointer",
+        "ThreadInfo",
+        "WriteRow",
+    ],
+    "actorgraph.events": [
+        "Custom",
+        "Event",
+        "Interrupted",
+        "JoinWaiting",
+        "Listener",
+        "RetryScheduled",
+        "RunFinished",
+        "RunStarted",
+        "SuperstepCommitted",
+        "SuperstepStarted",
+        "TaskFinished",
+        "TaskStarted",
+    ],
+    "actorgraph.logging": ["configure"],
+    "actorgraph.testing": ["FakeClock"],
+    "actorgraph.draw": ["render_png", "to_dot", "to_mermaid"],
+}
+
+
+def test_the_public_surface_is_pinned() -> None:
+    for name, exported in PUBLIC.items():
+        module = importlib.import_module(name)
+        assert sorted(module.__all__) == sorted(exported), name
+        for attr in exported:
+            assert getattr(module, attr) is not None, f"{name}.{attr}"
+
+
+def test_every_public_name_has_a_docstring() -> None:
+    for name, exported in PUBLIC.items():
+        module = importlib.import_module(name)
+        assert module.__doc__, name
+        for attr in exported:
+            value = getattr(module, attr)
+            if inspect.isclass(value) or inspect.isfunction(value):
+                assert value.__doc__, f"{name}.{attr} has no docstring"
+
+
+def test_only_public_modules_have_public_names() -> None:
+    names = {m.name for m in pkgutil.iter_modules(actorgraph.__path__)}
+    public = {n for n in names if not n.startswith("_")}
+    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw"}
+
+
+# -- layering ------------------------------------------------------------------------------------
+
+LAYERS: dict[str, list[str]] = {
+    "records": ["_types", "_errors", "_spec", "_events"],
+    "pure logic": [
+        "merge",
+        "_lineage",
+        "_superstep",
+        "_routing",
+        "_task",
+        "_retry",
+        "_copy",
+        "_context",
+        "_clock",
+        "_log",
+    ],
+    "building": ["_builder", "_validate", "draw"],
+    "persistence": ["checkpoint"],
+    "actors": [
+        "_messages",
+        "_handle",
+        "_vertex",
+        "_pool",
+        "_timer",
+        "_coordinator",
+        "_run",
+        "_recorder",
+        "_runtime",
+    ],
+    "facade": ["_resume", "_threads", "_stream", "_compiled", "_graph"],
+    "edges": ["logging", "testing", "events", "__init__"],
+}
+RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
+NAMES = list(LAYERS)
+
+
+def _layer_of(relative: Path) -> str:
+    top = relative.parts[0]
+    return "checkpoint" if top == "checkpoint" else relative.stem
+
+
+def _imports(path: Path) -> set[str]:
+    """Every actorgraph module a file imports (also under TYPE_CHECKING), by top-level name."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "actorgraph" and len(parts) > 1:
+                found.add(parts[1])
+    return found
+
+
+def test_every_module_belongs_to_a_layer() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        assert _layer_of(path.relative_to(PACKAGE)) in RANK, f"{path} is in no layer"
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    wrong = [
+        f"{path.relative_to(PACKAGE)} ({NAMES[RANK[importer]]}) imports {imported} ({NAMES[RANK[imported]]})"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for importer in [_layer_of(path.relative_to(PACKAGE))]
+        for imported in _imports(path)
+        if RANK[imported] > RANK[importer]
+    ]
+    assert not wrong, "layering broken:\n" + "\n".join(wrong)
+
+
+def test_persistence_sees_only_records_and_its_own_modules() -> None:
+    for path in (PACKAGE / "checkpoint").rglob("*.py"):
+        allowed = {"checkpoint", *LAYERS["records"]}
+        assert _imports(path) <= allowed, path

@@ -74,7 +74,7 @@ def test_the_first_matching_policy_decides() -> None:
 # -- retry in runs --------------------------------------------------------------------------------
 
 
-def test_attempts_and_backoff_are_exact_with_a_fake_clock(compile_graph: Compile) -> None:
+def test_attempts_and_backoff_are_exact_with_a_fake_clock(compile_graph: Compile, store: Any) -> None:
     calls = {"n": 0}
 
     def flaky(state: dict[str, int]) -> dict[str, int]:
@@ -87,14 +87,15 @@ def test_attempts_and_backoff_are_exact_with_a_fake_clock(compile_graph: Compile
     policy = ag.RetryPolicy(
         max_attempts=4, initial_interval=1.0, backoff_factor=3.0, max_interval=5.0, jitter=False
     )
-    app = compile_graph(single(flaky, retry=policy), clock=clock)
-    assert app.invoke({"n": 0}).state == {"n": 4}
+    app = compile_graph(single(flaky, retry=policy), checkpointer=store, clock=clock)
+    assert app.invoke({"n": 0}, thread_id="backoff").state == {"n": 4}
     assert clock.sleeps == [1.0, 3.0, 5.0]
+    assert app.get_history("backoff")[-1].superstep.results["v"].attempts == 4
 
 
 @pytest.mark.parametrize(("error", "attempts"), [(ValueError, 2), (ConnectionError, 5), (KeyError, 1)])
 def test_several_policies_the_first_match_sets_the_attempt_count(
-    compile_graph: Compile, error: type[Exception], attempts: int
+    compile_graph: Compile, store: Any, error: type[Exception], attempts: int
 ) -> None:
     calls = {"n": 0}
 
@@ -106,10 +107,11 @@ def test_several_policies_the_first_match_sets_the_attempt_count(
         ag.RetryPolicy(retry_on=ValueError, max_attempts=2, jitter=False),
         ag.RetryPolicy(retry_on=(ConnectionError, TimeoutError), max_attempts=5, jitter=False),
     ]
-    app = compile_graph(single(always, retry=policies), clock=FakeClock())
+    app = compile_graph(single(always, retry=policies), checkpointer=store, clock=FakeClock())
     with pytest.raises(ag.VertexError) as info:
-        app.invoke({})
+        app.invoke({}, thread_id="policies")
     assert calls["n"] == attempts == info.value.attempts
+    assert app.get_state("policies").superstep.results["v"].attempts == attempts
 
 
 def test_each_attempt_starts_from_the_recorded_input(compile_graph: Compile) -> None:

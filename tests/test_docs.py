@@ -3,7 +3,9 @@
 - Every file in `examples/` runs as a user runs it (a fresh interpreter), unless
   tests/test_examples.py already does, and prints what it should.
 - Every `--8<--` snippet in `docs/` names a file (and section) that exists.
-- Python code in `docs/` is only ever included from `examples/`.
+- Python code in `docs/` is only ever included from `examples/`, in the block form
+  (`--8<--`, the path, `--8<--`): `ruff format` formats Python in Markdown, and
+  would rewrite the one-line form `--8<-- "path"` as if it were an expression.
 - An output shown in `docs/` (a fenced block after `<!-- output: examples/X.py -->`)
   is what that example prints.
 """
@@ -50,7 +52,7 @@ RUNS: dict[str, Example] = {
     "supersteps.py": Example((), "superstep 2: left, right"),
 }
 
-SNIPPET = re.compile(r'^\s*-{1,}8<-{1,}\s+"(?P<target>[^"]+)"\s*$')
+SNIPPET_BLOCK = "--8<--"
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<example>examples/\S+\.py)\s*-->\s*$")
 
@@ -111,16 +113,20 @@ def fenced_blocks(text: str) -> list[tuple[int, str, list[str]]]:
 
 
 def snippet_references() -> list[tuple[str, str]]:
-    """(page:line, target) for every snippet line in the docs."""
+    """(page:line, target) for every snippet in the docs; only the block form is allowed."""
     found = []
     for page in doc_pages():
+        inside = False
         for number, line in enumerate(page.read_text().splitlines(), 1):
-            if "8<-" not in line:
-                continue
-            match = SNIPPET.match(line)
             where = f"{page.relative_to(ROOT)}:{number}"
-            assert match is not None, f'{where}: write snippets as --8<-- "examples/file.py:section"'
-            found.append((where, match["target"]))
+            if line.strip() == SNIPPET_BLOCK:
+                inside = not inside
+            elif inside and line.strip():
+                found.append((where, line.strip()))
+            elif "8<-" in line:
+                msg = f"{where}: write a snippet as three lines: --8<--, examples/file.py:section, --8<--"
+                raise AssertionError(msg)
+        assert not inside, f"{page.relative_to(ROOT)}: a snippet block is not closed"
     return found
 
 
@@ -192,11 +198,13 @@ def test_python_in_the_docs_comes_from_examples(page: Path) -> None:
     for number, info, body in fenced_blocks(page.read_text()):
         if not info.startswith(("python", "py ", "py\t", "pycon")) and info != "py":
             continue
-        code = [line for line in body if line.strip()]
-        assert code, f"{page.name}:{number}: empty code block"
-        assert all(SNIPPET.match(line) for line in code), (
-            f"{page.relative_to(ROOT)}:{number}: Python in the docs must be included from an "
-            'example that a test runs: --8<-- "examples/file.py:section"'
+        code = [line.strip() for line in body if line.strip()]
+        where = f"{page.relative_to(ROOT)}:{number}"
+        assert code, f"{where}: empty code block"
+        included = len(code) >= 3 and code[0] == code[-1] == SNIPPET_BLOCK and SNIPPET_BLOCK not in code[1:-1]
+        assert included, (
+            f"{where}: Python in the docs must be included from an example that a test runs, "
+            "as three lines: --8<--, examples/file.py:section, --8<--"
         )
 
 

@@ -120,7 +120,9 @@ class GraphBuilder(Generic[S]):
             destinations: where `Command(goto=...)` may route.
             concurrency: the most tasks of this vertex running at once (default 32).
             on_error: `handler(state, error)` run after the retries are spent; it
-                returns a state or a `Command` that routes around the failure.
+                returns a state (sent along the vertex's edges, like the vertex's
+                own output) or a `Command`, whose `goto` adds targets besides the
+                static edges. In a new process, `error` is a `RecordedError`.
 
         Returns:
             The graph, for chaining.

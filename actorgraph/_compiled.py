@@ -88,6 +88,7 @@ class CompiledGraph(Generic[S]):
             MergeConflictError: branches changed a key to different values.
             RecursionLimitError: the run needed more supersteps than allowed.
             RunTimeoutError: the run did not finish within `timeout`.
+            SerializationError: a state could not be stored (naming the vertex and the key).
             CheckpointError: the checkpointer failed, or another run advanced the thread.
         """
         handle = self.start(

@@ -44,7 +44,8 @@ class MergeConflictError(ActorGraphError):
 
     Attributes:
         key: the state key both branches changed (`"<state>"` for non-mapping states).
-        vertices: the vertices whose states conflicted, when the engine knows them.
+        vertices: the tasks whose states conflicted (vertex names, plus `:index`
+            for `Send` tasks), when the engine knows them.
         step: the superstep of the merge, when the engine knows it.
         branches: indices of the conflicting states in the list given to the merge.
     """

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Sequence
 from itertools import count
 from typing import Any
 
+from actorgraph._errors import MergeConflictError
 from actorgraph._types import Node
 from actorgraph.merge import Merge
 
-__all__ = ["distinct", "lowest_common_ancestors", "merge_nodes", "rooted"]
+__all__ = ["distinct", "lowest_common_ancestors", "merge_located", "merge_nodes", "rooted"]
 
 
 def distinct(nodes: Iterable[Node]) -> list[Node]:
@@ -104,6 +105,27 @@ def merge_nodes(nodes: Sequence[Node], merge: Merge) -> Any:
     else:
         base = merge_nodes(sorted(bases, key=lambda n: (n.depth, n.id)), merge)
     return merge(base, [n.state for n in unique])
+
+
+def merge_located(nodes: Sequence[Node], senders: Sequence[str], merge: Merge, step: int) -> Any:
+    """`merge_nodes`, but a conflict names the tasks that sent the conflicting states, and the step.
+
+    Args:
+        nodes: versions to merge, in task order.
+        senders: the task that sent each version (same order).
+        merge: the graph's merge function.
+        step: the superstep the merge belongs to.
+
+    Raises:
+        MergeConflictError: with `vertices` (the senders' task ids) and `step` set.
+    """
+    try:
+        return merge_nodes(nodes, merge)
+    except MergeConflictError as exc:
+        unique = distinct(nodes)
+        who = {id(node): sender for node, sender in reversed(list(zip(nodes, senders, strict=True)))}
+        names = [who[id(unique[i])] for i in exc.branches if i < len(unique)]
+        raise exc.located(names, step) from None
 
 
 def rooted(node: Node) -> Node:

@@ -190,6 +190,11 @@ class Recorder:
         else:
             self.checkpointer.put_writes(self.thread_id, self.parent, [], status=status)  # type: ignore[arg-type]
 
+    def mark(self, status: str) -> None:
+        """Record the thread's status without a new checkpoint (a run that failed at its end)."""
+        if self.parent is not None:
+            self.checkpointer.put_writes(self.thread_id, self.parent, [], status=status)
+
     def finished(self, pos: Position) -> None:
         """The run ended: make sure its final position is stored."""
         if self.dirty:

@@ -28,6 +28,7 @@ import pykka
 from actorgraph._context import interrupt_id
 from actorgraph._errors import (
     ActorGraphError,
+    MergeConflictError,
     RecursionLimitError,
     VertexActorDiedError,
     VertexError,
@@ -420,7 +421,13 @@ class Run:
             )
         if self.recorder is not None:
             self.recorder.finished(self.pos)
-        self._resolve("done", final_state(self.pos, self.spec.merge), ())
+        try:
+            state = final_state(self.pos, self.spec.merge)
+        except MergeConflictError:
+            if self.recorder is not None:
+                self.recorder.mark("error")
+            raise
+        self._resolve("done", state, ())
 
     def _resolve(self, status: RunStatus, state: Any, interrupts: tuple[Interrupt, ...]) -> None:
         head = self.recorder.head if self.recorder is not None else None

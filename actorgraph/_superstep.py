@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from actorgraph._lineage import distinct, lowest_common_ancestors, merge_nodes
+from actorgraph._lineage import distinct, lowest_common_ancestors, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, JoinSpec
 from actorgraph._types import END, START, Message, Node, Position, SuperstepState, Task
@@ -224,12 +224,12 @@ def status_of(pos: Position, superstep: SuperstepState | None, pauses: Sequence[
 
 def final_state(pos: Position, merge: Merge) -> Any:
     """The run's result: the merge of what reached END and what joins still hold."""
-    nodes = [m.node for m in pos.finished]
+    messages = list(pos.finished)
     for buffered in pos.joins.values():
-        nodes.extend(m.node for m in buffered)
-    if not nodes:
+        messages.extend(buffered)
+    if not messages:
         return None
-    return merge_nodes(nodes, merge)
+    return merge_located([m.node for m in messages], [m.sender for m in messages], merge, pos.step)
 
 
 def current_state(pos: Position, merge: Merge) -> Any:
@@ -240,7 +240,8 @@ def current_state(pos: Position, merge: Merge) -> Any:
     """
     if len(pos.inbox) == 1 and not pos.joins and not pos.finished and not pos.inbox[0].send:
         return pos.inbox[0].node.state  # a single line of vertices: the last output
-    nodes = [m.node.parents[0] if m.send and m.node.parents else m.node for m in pos.messages()]
-    if not nodes:
+    messages = pos.messages()
+    if not messages:
         return None
-    return merge_nodes(nodes, merge)
+    nodes = [m.node.parents[0] if m.send and m.node.parents else m.node for m in messages]
+    return merge_located(nodes, [m.sender for m in messages], merge, pos.step)

@@ -20,8 +20,8 @@ from typing import Any
 
 from actorgraph._context import Context, InterruptSignal, TaskScope, current_scope
 from actorgraph._copy import copy_state
-from actorgraph._errors import InvalidUpdateError, MergeConflictError, RoutingError
-from actorgraph._lineage import distinct, merge_nodes
+from actorgraph._errors import InvalidUpdateError, RoutingError
+from actorgraph._lineage import distinct, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._types import UNSET, Command, ErrorInfo, Interrupt, Node, Send, Task, VertexResult
@@ -69,12 +69,7 @@ def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
     nodes = distinct(m.node for m in inputs)
     if len(nodes) == 1:
         return nodes[0]
-    try:
-        merged = merge_nodes(nodes, spec.merge)
-    except MergeConflictError as exc:
-        senders = {id(m.node): m.sender for m in reversed(inputs)}
-        names = [senders[id(nodes[i])] for i in exc.branches if i < len(nodes)]
-        raise exc.located(names, task.step) from None
+    merged = merge_located([m.node for m in inputs], [m.sender for m in inputs], spec.merge, task.step)
     return Node.child(f"{node_id}<", merged, *nodes)
 
 

@@ -6,13 +6,13 @@ import uuid
 from typing import Any
 
 from actorgraph._copy import copy_state
-from actorgraph._errors import ActorGraphError
+from actorgraph._errors import ActorGraphError, MergeConflictError
 from actorgraph._lineage import distinct
 from actorgraph._recorder import Recorder
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._spec import GraphSpec
 from actorgraph._superstep import current_state, deliver_as, final_state, replace_state, status_of
-from actorgraph._types import Node, Snapshot
+from actorgraph._types import ErrorInfo, Node, Snapshot
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -26,9 +26,15 @@ def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
     pos = loaded.position
     superstep = loaded.superstep
     row = loaded.row
+    status = status_of(pos, superstep, loaded.pauses)
+    error = None
+    try:
+        state = final_state(pos, spec.merge) if pos.done else current_state(pos, spec.merge)
+    except MergeConflictError as exc:  # the thread must stay readable, to be repaired
+        state, status, error = None, "error", ErrorInfo.from_exception(exc, retryable=False)
     return Snapshot(
-        state=final_state(pos, spec.merge) if pos.done else current_state(pos, spec.merge),
-        status=status_of(pos, superstep, loaded.pauses),  # type: ignore[arg-type]
+        state=state,
+        status=status,  # type: ignore[arg-type]
         step=pos.step,
         next=pos.next_vertices(),
         superstep=superstep,
@@ -38,6 +44,7 @@ def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
         created_at=row.created_at,
         thread_id=row.thread_id,
         source=row.source,
+        error=error,
     )
 
 

@@ -229,7 +229,8 @@ class ErrorInfo:
         """Capture an exception with its traceback."""
         kind = type(exc)
         text = "".join(_traceback.format_exception(kind, exc, exc.__traceback__))
-        return ErrorInfo(f"{kind.__module__}.{kind.__qualname__}", str(exc), text, exc, retryable)
+        module = "actorgraph" if kind.__module__ == "actorgraph._errors" else kind.__module__
+        return ErrorInfo(f"{module}.{kind.__qualname__}", str(exc), text, exc, retryable)
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,6 +401,8 @@ class Snapshot(Generic[S]):
         created_at: wall-clock seconds.
         thread_id: the thread.
         source: `"input"`, `"loop"`, `"update"` or `"fork"`.
+        error: the merge conflict that keeps the state from being computed (`state`
+            is then None and `status` "error"); fix it with `update_state`.
     """
 
     state: S
@@ -413,3 +416,4 @@ class Snapshot(Generic[S]):
     created_at: float
     thread_id: str
     source: str = "loop"
+    error: ErrorInfo | None = None

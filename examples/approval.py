@@ -143,7 +143,7 @@ def status(args: argparse.Namespace) -> None:
 def inbox(args: argparse.Namespace) -> None:
     """List every thread waiting for an answer."""
     with opened(args) as app:
-        assert app.checkpointer is not None  # noqa: S101 - opened() always gives one
+        assert app.checkpointer is not None
         for thread in app.checkpointer.threads(status="interrupted"):
             pending = app.get_state(thread.thread_id).interrupts
             print(f"{thread.thread_id}: {pending[0].value['draft'] if pending else '?'}")

@@ -11,8 +11,6 @@ Or one command at a time, each in a new process:
     python examples/approval_inbox.py answer expenses.db exp-1 yes
 """
 
-# ruff: noqa: S101 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 import subprocess

@@ -5,8 +5,6 @@ Run it: python examples/checkpoints.py [DIRECTORY]
 It writes one SQLite file, in DIRECTORY or in a temporary directory.
 """
 
-# ruff: noqa: S101, PLR2004 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 import sys

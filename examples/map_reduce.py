@@ -3,8 +3,6 @@
 Run it: python examples/map_reduce.py
 """
 
-# ruff: noqa: S101 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 from collections.abc import Callable

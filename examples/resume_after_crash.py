@@ -10,8 +10,6 @@ SIGKILL, and resumes the thread from SQLite. Every vertex writes "start:NAME"
 and "end:NAME" to LEDGER, which shows what ran twice.
 """
 
-# ruff: noqa: S101 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 import os

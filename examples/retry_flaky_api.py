@@ -3,8 +3,6 @@
 Run it: python examples/retry_flaky_api.py
 """
 
-# ruff: noqa: S101, PLR2004 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 from collections import Counter

@@ -6,8 +6,6 @@ The logs go to stderr; a PNG is drawn in a temporary directory when Graphviz's
 `dot` is installed.
 """
 
-# ruff: noqa: S101 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 import asyncio

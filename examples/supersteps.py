@@ -3,8 +3,6 @@
 Run it: python examples/supersteps.py
 """
 
-# ruff: noqa: S101, PLR2004 - an example asserts what it shows, so a regression fails it
-
 from __future__ import annotations
 
 from typing import Any

@@ -410,3 +410,26 @@ def test_pending_interrupts_are_listed_across_threads(compile_graph: Compile, st
     waiting = sorted(t.thread_id for t in store.threads(status="interrupted"))
     assert waiting == ["inbox-0", "inbox-2"]
     assert app.get_state("inbox-2").interrupts[0].value == {"question": "approve 2?"}
+
+
+def test_a_conflict_at_end_is_located_and_the_thread_stays_readable_and_repairable(
+    compile_graph: Compile, store: Any
+) -> None:
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("alpha", lambda s: {"k": 1})
+    g.add_vertex("beta", lambda s: {"k": 2})
+    for name in ("alpha", "beta"):
+        g.add_edge(ag.START, name)
+        g.add_edge(name, ag.END)
+    app = compile_graph(g, checkpointer=store)
+    with pytest.raises(ag.MergeConflictError) as info:
+        app.invoke({"k": 0}, thread_id="clash")
+    assert info.value.vertices == ("alpha", "beta") and info.value.step == 1
+    snap = app.get_state("clash")
+    assert snap.status == "error" and snap.state is None
+    assert snap.error is not None and "'k'" in snap.error.message
+    assert [t.thread_id for t in store.threads(status="error")] == ["clash"]
+    assert "class v0 ok" in app.draw_mermaid(thread_id="clash")
+    app.update_state("clash", {"k": 3})
+    repaired = app.get_state("clash")
+    assert repaired.state == {"k": 3} and repaired.status == "done"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import os
 import weakref
@@ -194,6 +193,8 @@ class CompiledGraph(Generic[S]):
     async def _astart(self, input_: Any, request: RunRequest, sink: Listener | None = None) -> RunHandle[S]:
         if self.checkpointer is None:
             return self._start(input_, request, sink=sink)
+        import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
         return await asyncio.to_thread(self._start, input_, request, sink=sink)
 
     async def ainvoke(  # noqa: PLR0913 - LangGraph's invoke keywords

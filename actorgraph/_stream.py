@@ -7,7 +7,6 @@ the end. Leaving the loop early cancels the run.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
 import threading
@@ -127,6 +126,8 @@ def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequ
 
 async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any:  # noqa: ASYNC109 - invoke's keyword
     """Await a run's result; cancelling the awaiting task cancels the run."""
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
     try:
         async with asyncio.timeout(timeout):
             return await asyncio.wrap_future(handle.future)
@@ -141,6 +142,8 @@ async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any
 
 async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence[str]) -> AsyncIterator[Any]:
     """The async form of `stream_items`; `start` is awaited and returns the handle."""
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
     modes, pairs = parse_modes(mode)
     loop = asyncio.get_running_loop()
     ready = asyncio.Event()

@@ -9,7 +9,6 @@ state, and returns a `VertexResult` whose status is `ok`, `error` or
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import functools
 import inspect
@@ -123,6 +122,8 @@ class _Attempt:
 
 
 def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
     async def wait() -> Any:
         return await awaitable
 

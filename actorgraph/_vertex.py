@@ -9,7 +9,6 @@ as `VertexActorDiedError` and the pool replaces the actor.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import threading
@@ -25,6 +24,8 @@ from actorgraph._task import run_attempt
 from actorgraph._types import ErrorInfo, VertexResult
 
 if TYPE_CHECKING:
+    import asyncio
+
     from actorgraph._pool import VertexPool
 
 __all__ = ["VertexActor"]
@@ -114,6 +115,8 @@ class VertexActor(pykka.ThreadingActor):
     def _run_async(self, awaitable: Awaitable[Any]) -> Any:
         """Run an async vertex's coroutine on this actor's own event loop."""
         if self._runner is None:
+            import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
             self._runner = asyncio.Runner()
         # the runner would reuse the context it was created in: hand it this task's
         return self._runner.run(_awaited(awaitable), context=contextvars.copy_context())

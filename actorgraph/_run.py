@@ -264,9 +264,13 @@ class Run:
         self.tasks = {t.id: t for t in tasks}
         self.results = {}
         self.handled = set()
-        pending, self.pending = self.pending, {}
-        for task in tasks:
-            self._start_task(task, pending.get(task.id))
+        if not self.pending and not self.setup.breakpoints.before:
+            for task in tasks:  # the common case: nothing recorded, no breakpoints
+                self._dispatch(task, 1)
+        else:
+            pending, self.pending = self.pending, {}
+            for task in tasks:
+                self._start_task(task, pending.get(task.id))
         if not self.outstanding:
             self._end_superstep()
 
@@ -395,6 +399,8 @@ class Run:
 
     def _pauses_after(self, superstep: SuperstepState) -> tuple[Interrupt, ...]:
         stops = self.setup.breakpoints
+        if not stops.after:
+            return ()
         vertices = sorted({r.vertex for r in superstep.results.values() if stops.stops_after(r.vertex)})
         return tuple(
             Interrupt(interrupt_id(self.thread_id, superstep.step, f"after:{v}", 0), v, None, v, "after")

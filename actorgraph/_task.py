@@ -156,7 +156,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     """
     at = _Attempt(task, attempt, env.now(), env)
     vertex = spec.vertices[task.vertex]
-    node_id = env.node_id(task)
+    node_id = f"{env.node_prefix}{task.step}:{task.id}"
     try:
         node_in = input_node(spec, task, node_id)
     except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
@@ -177,7 +177,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     token = current_scope.set(scope)
     try:
         returned = _call(vertex, copy_state(node_in.state), ctx, failure)
-        if inspect.isawaitable(returned):  # an async vertex: same retry, timeout and interrupts
+        if type(returned) is not dict and inspect.isawaitable(returned):  # an async vertex
             returned = run_async(returned)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
             return at.paused(scope.pending)

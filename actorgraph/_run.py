@@ -169,9 +169,13 @@ class Run:
         """Whether anyone listens to `kind` (frequent events are built only then)."""
         return self.watch_all or self.debug or kind in self.kinds
 
-    def _emit(self, event: Event) -> None:
-        """Log an event and hand it to the listeners that want it (from any thread)."""
-        if stdlib_logger.isEnabledFor(log_level(event)):
+    def _emit(self, event: Event, *, routine: bool = False) -> None:
+        """Log an event and hand it to the listeners that want it (from any thread).
+
+        `routine` events are logged at debug level only: no level lookup unless
+        debug logging was on when the run started.
+        """
+        if (self.debug or not routine) and stdlib_logger.isEnabledFor(log_level(event)):
             level, name, fields = log_fields(event)
             log(level, name, **fields)
         for listener, kinds in self.listeners:
@@ -258,9 +262,8 @@ class Run:
         self.supersteps += 1
         tasks = plan(self.pos)
         if self._wants(SuperstepStarted):
-            self._emit(
-                SuperstepStarted(self.id, self.thread_id, self.pos.step + 1, tuple(t.id for t in tasks))
-            )
+            started = SuperstepStarted(self.id, self.thread_id, self.pos.step + 1, tuple(t.id for t in tasks))
+            self._emit(started, routine=True)
         self.tasks = {t.id: t for t in tasks}
         self.results = {}
         self.handled = set()
@@ -337,8 +340,10 @@ class Run:
             result = dataclasses.replace(result, handler=True, error=result.error or attempt.failure)
         elif result.status == "error" and self._try_again(attempt, result):
             return
-        if result.status != "ok" or self._wants(TaskFinished):
+        if result.status != "ok":
             self._emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result))
+        elif self._wants(TaskFinished):
+            self._emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result), routine=True)
         self.results[attempt.task_id] = result
         if self.recorder is not None:
             self.recorder.task_finished(result, blobs)
@@ -395,7 +400,9 @@ class Run:
     def _committed(self, checkpoint_id: str | None) -> None:
         if self._wants(SuperstepCommitted):
             state = current_state(self.pos, self.spec.merge)
-            self._emit(SuperstepCommitted(self.id, self.thread_id, self.pos.step, state, checkpoint_id))
+            self._emit(
+                SuperstepCommitted(self.id, self.thread_id, self.pos.step, state, checkpoint_id), routine=True
+            )
 
     def _pauses_after(self, superstep: SuperstepState) -> tuple[Interrupt, ...]:
         stops = self.setup.breakpoints

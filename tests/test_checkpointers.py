@@ -470,10 +470,8 @@ def test_sqlite_locked_beyond_the_busy_timeout_is_a_checkpoint_error(tmp_path):
         other = sqlite3.connect(path, isolation_level=None)
         try:
             other.execute("BEGIN IMMEDIATE")
-            started = time.monotonic()
             with pytest.raises(CheckpointError, match="locked") as caught:
                 cp.put(row("t", 2, parent=1), expect_head=cid(1))
-            assert time.monotonic() - started < 5
             assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
             assert "timeout" in str(caught.value)
             assert cp.get("t").checkpoint_id == cid(1)  # readers are not blocked in WAL mode

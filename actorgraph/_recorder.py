@@ -26,9 +26,10 @@ from actorgraph.checkpoint._codec import (
     encode_interrupts,
     encode_position,
     encode_result,
-    lineage_of,
     new_checkpoint_id,
+    reachable,
     result_nodes,
+    structure_of,
 )
 from actorgraph.checkpoint._load import write_aad
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow, WriteRow
@@ -110,26 +111,30 @@ class Recorder:
         assert self.parent is not None  # noqa: S101 - writes always follow a checkpoint
         rows = []
         refs: set[str] = set()
+        nodes: dict[str, Node] = {}
         for r in results:
-            structure = lineage_of(result_nodes(r))
+            own = reachable(result_nodes(r))
+            nodes.update(own)
+            structure = structure_of(own)
             data = self.serializer.dumps(
                 {"format": FORMAT, "result": encode_result(r), "nodes": structure},
                 aad=write_aad(self.thread_id, self.parent, r.task_id),
             )
             rows.append(WriteRow(r.task_id, data, tuple(structure)))
             refs.update(structure)
-        blobs = self._blobs_for(refs, nodes=_walk(n for r in results for n in result_nodes(r)))
+        blobs = self._blobs_for(refs, nodes=nodes)
         self.checkpointer.put_writes(self.thread_id, self.parent, rows, blobs=blobs, status=status)
         self.stored.update(blobs)
         self.written.update(r.task_id for r in rows)
 
-    def _blobs_for(self, ids: Iterable[str], *, nodes: Iterable[Node]) -> dict[str, bytes]:
+    def _blobs_for(self, ids: Iterable[str], *, nodes: Mapping[str, Node]) -> dict[str, bytes]:
+        """The bytes of the versions among `ids` not stored yet (encoded now if need be)."""
         missing = [i for i in ids if i not in self.stored]
         if not missing:
             return {}
         out = {i: self.pending_blobs.pop(i) for i in missing if i in self.pending_blobs}
-        unencoded = {n.id: n for n in nodes if n.id in missing and n.id not in out}
-        out.update(encode_blobs(self.serializer, self.thread_id, unencoded.values()))
+        unencoded = [nodes[i] for i in missing if i not in out]
+        out.update(encode_blobs(self.serializer, self.thread_id, unencoded))
         return out
 
     # -- checkpoints -------------------------------------------------------------------
@@ -148,9 +153,9 @@ class Recorder:
 
     def checkpoint(self, pos: Position, *, pauses: Iterable[Interrupt] = ()) -> str:
         """Write `pos` as a new checkpoint and make it the head."""
-        live = [m.node for m in pos.messages()]
-        structure = lineage_of(live)
-        blobs = self._blobs_for(structure, nodes=_walk(live))
+        nodes = reachable(m.node for m in pos.messages())
+        structure = structure_of(nodes)
+        blobs = self._blobs_for(structure, nodes=nodes)
         checkpoint_id = new_checkpoint_id()
         pauses = tuple(pauses)
         record = {
@@ -202,16 +207,5 @@ class Recorder:
 
     def _forget_dead_blobs(self, pos: Position) -> None:
         if len(self.pending_blobs) > 64:  # noqa: PLR2004 - only worth a walk when many are waiting
-            live = lineage_of(m.node for m in pos.messages())
+            live = reachable(m.node for m in pos.messages())
             self.pending_blobs = {k: v for k, v in self.pending_blobs.items() if k in live}
-
-
-def _walk(nodes: Iterable[Node]) -> list[Node]:
-    out: dict[str, Node] = {}
-    stack = list(nodes)
-    while stack:
-        node = stack.pop()
-        if node.id not in out:
-            out[node.id] = node
-            stack.extend(node.parents)
-    return list(out.values())

@@ -35,8 +35,9 @@ __all__ = [
     "encode_blobs",
     "encode_position",
     "encode_result",
-    "lineage_of",
     "new_checkpoint_id",
+    "reachable",
+    "structure_of",
 ]
 
 FORMAT = 1
@@ -72,21 +73,21 @@ def blob_aad(thread_id: str, node_id: str) -> bytes:
 # -- lineage ---------------------------------------------------------------------------
 
 
-def lineage_of(roots: Iterable[Node], known: set[str] | frozenset[str] = frozenset()) -> dict[str, list[Any]]:
-    """The structure of every version reachable from `roots`, stopping at `known` ids.
-
-    Returns:
-        version id -> `[parent ids, depth]`.
-    """
-    out: dict[str, list[Any]] = {}
+def reachable(roots: Iterable[Node]) -> dict[str, Node]:
+    """Every version reachable from `roots` (themselves included), by id."""
+    out: dict[str, Node] = {}
     stack = list(roots)
     while stack:
         node = stack.pop()
-        if node.id in out or node.id in known:
-            continue
-        out[node.id] = [[p.id for p in node.parents], node.depth]
-        stack.extend(node.parents)
+        if node.id not in out:
+            out[node.id] = node
+            stack.extend(node.parents)
     return out
+
+
+def structure_of(nodes: Mapping[str, Node]) -> dict[str, list[Any]]:
+    """The stored form of a lineage: version id -> `[parent ids, depth]`."""
+    return {key: [[p.id for p in node.parents], node.depth] for key, node in nodes.items()}
 
 
 def build_nodes(

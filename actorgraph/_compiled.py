@@ -102,9 +102,7 @@ class CompiledGraph(Generic[S]):
         try:
             return handle.result(timeout)
         except RunTimeoutError:
-            handle.cancel()
-            msg = f"run {handle.run_id} did not finish within {timeout} s and was cancelled"
-            raise RunTimeoutError(msg) from None
+            raise handle.give_up(timeout) from None
 
     def start(  # noqa: PLR0913 - the same keywords as invoke
         self,

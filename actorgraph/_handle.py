@@ -90,6 +90,11 @@ class RunHandle(Generic[S]):
             self._canceller()
         return cancelled
 
+    def give_up(self, timeout: float | None) -> RunTimeoutError:
+        """Cancel the run because `timeout` passed; return the error the caller raises."""
+        self.cancel()
+        return RunTimeoutError(f"run {self.run_id} did not finish within {timeout} s and was cancelled")
+
     @property
     def future(self) -> concurrent.futures.Future[RunResult[S]]:
         """The underlying future (for `asyncio.wrap_future` and callbacks)."""

@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
-from actorgraph._errors import ActorGraphError, RunTimeoutError
+from actorgraph._errors import ActorGraphError
 from actorgraph._events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
 from actorgraph._handle import RunHandle
 
@@ -132,9 +132,7 @@ async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any
         async with asyncio.timeout(timeout):
             return await asyncio.wrap_future(handle.future)
     except TimeoutError:
-        handle.cancel()
-        msg = f"run {handle.run_id} did not finish within {timeout} s and was cancelled"
-        raise RunTimeoutError(msg) from None
+        raise handle.give_up(timeout) from None
     except asyncio.CancelledError:
         handle.cancel()
         raise

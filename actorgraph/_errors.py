@@ -83,6 +83,12 @@ class MergeConflictError(ActorGraphError):
             self.key, vertices=vertices, step=step, branches=self.branches, values=self.values
         )
 
+    def regrouped(self, branches: Sequence[int]) -> MergeConflictError:
+        """Return a copy of this error whose `branches` index another list of states."""
+        return MergeConflictError(
+            self.key, vertices=self.vertices, step=self.step, branches=branches, values=self.values
+        )
+
 
 _SHOWN = 40  # characters of a conflicting value shown in a message
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from actorgraph._lineage import lowest_common_ancestors, merge_nodes, rooted
+from actorgraph._lineage import lowest_common_ancestors, merge_nodes
 from actorgraph._types import Node
 from actorgraph.merge import add, append, by_key
 
@@ -66,9 +66,3 @@ def test_many_sends_find_their_sender_quickly() -> None:
     outs = [node(f"w{i}", {"log": [i]}, s) for i, s in enumerate(sends)]
     assert lowest_common_ancestors(outs) == [sender]
     assert merge_nodes(outs, MERGE)["log"] == list(range(1000))
-
-
-def test_rooted_cuts_history_but_keeps_identity_and_depth() -> None:
-    a = node("a", 1, Node("r", 0))
-    cut = rooted(a)
-    assert cut.parents == () and cut.id == "a" and cut.depth == a.depth

@@ -134,7 +134,9 @@ class CompiledGraph(Generic[S]):
             request = dataclasses.replace(request, options=dataclasses.replace(options, listeners=listeners))
         future: Future[RunResult[Any]] = Future()
         run = Run(self._runtime, prepare(self._settings, input_, request, future))
-        handle: RunHandle[S] = RunHandle(run.id, request.thread_id, future, lambda: self._runtime.cancel(run))
+        handle: RunHandle[S] = RunHandle(
+            run.id, request.thread_id, future, lambda wait: self._runtime.cancel(run, wait=wait), run.stopped
+        )
         self._runtime.start(run)
         return handle
 

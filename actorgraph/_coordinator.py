@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from concurrent.futures import InvalidStateError
 from typing import Any
 
 import pykka
@@ -54,6 +55,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             )
             failure.__cause__ = exc
             run.crash(failure)
+            _stopped(run)
         self.runs.clear()
         self.stop()
 
@@ -74,6 +76,7 @@ class CoordinatorActor(pykka.ThreadingActor):
         self.pool.forget(self)
         for run in list(self.runs.values()):
             run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
+            _stopped(run)
         self.runs.clear()
 
     def _step(self, run_id: str, action: Any) -> None:
@@ -87,6 +90,13 @@ class CoordinatorActor(pykka.ThreadingActor):
         if run.closed:
             del self.runs[run_id]
             self.pool.release(self)
+            _stopped(run)
+
+
+def _stopped(run: Run) -> None:
+    """Tell whoever cancelled `run` that its coordinator has let go of it."""
+    with contextlib.suppress(InvalidStateError):
+        run.stopped.set_result(None)
 
 
 class CoordinatorPool:
@@ -132,13 +142,21 @@ class CoordinatorPool:
                 self._load[coordinator] = max(0, self._load[coordinator] - 1)
 
     def cancel(self, run: Run) -> None:
-        """Ask the run's coordinator to stop it."""
+        """Stop `run`: nothing new starts from now on; its coordinator lets go of it soon after."""
+        run.cancel_event.set()  # seen at once by the coordinator and by vertex actors about to start
         ref = run.coordinator
-        if ref is not None:
-            with contextlib.suppress(pykka.ActorDeadError):
-                ref.tell(CancelRun(run.id))
-        else:
-            run.cancel_event.set()  # not started yet: it stops at its first superstep
+        if ref is None:
+            return  # not started yet: its StartRun is queued, and it stops at its first superstep
+        try:
+            ref.tell(CancelRun(run.id))
+        except pykka.ActorDeadError:
+            _stopped(run)
+
+    def on_coordinator_thread(self) -> bool:
+        """True when called by one of these coordinators (which must never wait for itself)."""
+        current = threading.current_thread()
+        with self._lock:
+            return any(c.thread is current for c in self._all)
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop every coordinator (their runs fail) and wait for their threads."""

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from actorgraph._errors import RunCancelledError, RunTimeoutError
 from actorgraph._types import RunResult
 
-__all__ = ["RunHandle", "settle"]
+__all__ = ["STOP_WAIT", "RunHandle", "settle"]
+
+STOP_WAIT = 10.0
+"""Seconds a cancel waits for the run's coordinator to let go of it (it only finishes its current message)."""
 
 S = TypeVar("S")
 
@@ -32,7 +36,7 @@ def settle(
 
 
 class RunHandle(Generic[S]):
-    """A running (or finished) run: `result(timeout)`, `done()`, `cancel()`.
+    """A running (or finished) run: `result(timeout)`, `done()`, `cancel()` (`acancel()` in async code).
 
     Attributes:
         run_id: the run's id (in logs and events).
@@ -44,18 +48,24 @@ class RunHandle(Generic[S]):
         run_id: str,
         thread_id: str | None,
         future: concurrent.futures.Future[RunResult[S]],
-        canceller: Callable[[], None],
+        canceller: Callable[[bool], None],
+        stopped: concurrent.futures.Future[None],
     ) -> None:
         self.run_id = run_id
         self.thread_id = thread_id
         self._future = future
         self._canceller = canceller
+        self._stopped = stopped
 
     def result(self, timeout: float | None = None) -> RunResult[S]:
         """Wait for the run and return its `RunResult`.
 
         Args:
             timeout: seconds to wait; None waits as long as it takes.
+
+        A `KeyboardInterrupt` (Ctrl-C), or any other exception raised in the
+        waiting thread, cancels the run before it propagates: nothing after the
+        tasks in flight starts, and the thread stays resumable.
 
         Raises:
             RunTimeoutError: the run did not finish in time (it keeps running;
@@ -71,23 +81,42 @@ class RunHandle(Generic[S]):
                 "(call cancel() to stop it, or wait again)"
             )
             raise RunTimeoutError(msg) from None
+        except BaseException:
+            if not self._future.done():  # the wait itself was interrupted, not the run
+                self.cancel()
+            raise
 
     def done(self) -> bool:
         """True once the run has finished, paused, failed or been cancelled."""
         return self._future.done()
 
     def cancel(self) -> bool:
-        """Stop the run between supersteps; `result()` then raises `RunCancelledError`.
+        """Stop the run; `result()` then raises `RunCancelledError`.
 
-        Tasks already running finish (a thread cannot be killed), but nothing
-        new starts. With a checkpointer, the run stays resumable.
+        Tasks already running finish (a thread cannot be killed) and their
+        outcomes are dropped; nothing new starts; an `async def` vertex's
+        coroutine is cancelled. Returns once the run's coordinator has let go of
+        it, so with a checkpointer the thread can be resumed at once.
 
         Returns:
             True if the run was still going, False if it had already finished.
         """
+        return self._cancel(wait=True)
+
+    def _cancel(self, *, wait: bool) -> bool:
         cancelled = settle(self._future, error=RunCancelledError(f"run {self.run_id} was cancelled"))
         if cancelled or self._future.cancelled():  # asyncio may have cancelled the future itself
-            self._canceller()
+            self._canceller(wait)
+        return cancelled
+
+    async def acancel(self) -> bool:
+        """`cancel()` for async code: awaits the coordinator letting go instead of blocking the loop."""
+        import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+        cancelled = self._cancel(wait=False)
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            async with asyncio.timeout(STOP_WAIT):
+                await asyncio.wrap_future(self._stopped)
         return cancelled
 
     def give_up(self, timeout: float | None) -> RunTimeoutError:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pykka
 
+from actorgraph._cancel import Cancellation
 from actorgraph._task import TaskEnv
 from actorgraph._types import ErrorInfo, Task, VertexResult
 
@@ -26,7 +26,7 @@ class Order:
         attempt: 1-based attempt number.
         token: identifies this dispatch; late answers to old tokens are discarded.
         env: the run's surroundings.
-        cancel: set when the run is cancelled (wakes a backoff sleep).
+        cancel: set when the run is cancelled (wakes a backoff sleep, cancels an async vertex).
         delay: seconds to wait first (retry backoff).
         failure: run the vertex's `on_error` handler for this error instead.
     """
@@ -37,7 +37,7 @@ class Order:
     attempt: int
     token: int
     env: TaskEnv
-    cancel: threading.Event
+    cancel: Cancellation
     delay: float = 0.0
     failure: ErrorInfo | None = None
 

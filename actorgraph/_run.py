@@ -17,7 +17,6 @@ import dataclasses
 import itertools
 import logging
 import random
-import threading
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from actorgraph._cancel import Cancellation
 from actorgraph._context import interrupt_id
 from actorgraph._errors import (
     ActorGraphError,
@@ -153,7 +153,8 @@ class Run:
         if self._wants(TaskStarted) or self._wants(Custom):
             self.env = dataclasses.replace(setup.env, listen=self._emit, emit=self._custom)
         self.future = setup.future
-        self.cancel_event = threading.Event()
+        self.cancel_event = Cancellation()
+        self.stopped: Future[None] = Future()  # set once the coordinator has dropped the run
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
         self.supersteps = 0
@@ -229,7 +230,9 @@ class Run:
         self._settle_attempt(attempt, _failure(task, attempt.attempt, error), {})
 
     def cancel(self) -> None:
-        """Stop between supersteps: nothing new is dispatched."""
+        """Stop: nothing new is dispatched, and outcomes still arriving are dropped."""
+        if self.closed:
+            return
         self.cancel_event.set()
         self._finished("cancelled")
         self.closed = True
@@ -245,7 +248,7 @@ class Run:
 
     def _next_superstep(self) -> None:
         if self.cancel_event.is_set():
-            self.closed = True
+            self.cancel()
             return
         if self.pos.done:
             self._finish()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
 
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
+from actorgraph._handle import STOP_WAIT
+from actorgraph._log import log
 from actorgraph._pool import VertexPool
 from actorgraph._run import Run
 from actorgraph._spec import GraphSpec
@@ -40,9 +43,24 @@ class Runtime:
         """Give `run` to a coordinator."""
         self.coordinators.assign(run)
 
-    def cancel(self, run: Run) -> None:
-        """Stop `run` between supersteps."""
+    def cancel(self, run: Run, *, wait: bool = True) -> None:
+        """Stop `run`; with `wait`, return once its coordinator has let go of it.
+
+        Waiting makes a cancelled run's thread safe to resume at once: no commit of
+        the cancelled run can land after this returns. A coordinator never waits for
+        itself (a listener may cancel the run it listens to).
+        """
         self.coordinators.cancel(run)
+        if not wait or self.coordinators.on_coordinator_thread():
+            return
+        done, _ = concurrent.futures.wait([run.stopped], timeout=STOP_WAIT)
+        if not done:
+            log(
+                "warning",
+                "a cancelled run's coordinator did not let go of it in time",
+                run_id=run.id,
+                seconds=STOP_WAIT,
+            )
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop every coordinator, every vertex actor and the timer (waiting up to `timeout` in all)."""

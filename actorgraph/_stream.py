@@ -134,7 +134,7 @@ async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any
     except TimeoutError:
         raise handle.give_up(timeout) from None
     except asyncio.CancelledError:
-        handle.cancel()
+        await handle.acancel()
         raise
 
 
@@ -165,4 +165,4 @@ async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence
                     return
                 yield item
     finally:
-        handle.cancel()
+        await handle.acancel()  # a no-op once the run has ended

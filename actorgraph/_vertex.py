@@ -9,6 +9,7 @@ as `VertexActorDiedError` and the pool replaces the actor.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import threading
 from collections.abc import Awaitable, Mapping
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from actorgraph._cancel import Cancellation
 from actorgraph._errors import RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._events import TaskStarted
 from actorgraph._messages import Done, Order
@@ -112,13 +114,14 @@ class VertexActor(pykka.ThreadingActor):
         _report(order, Done(order.run_id, order.token, result, blobs))
 
     def _run_async(self, awaitable: Awaitable[Any]) -> Any:
-        """Run an async vertex's coroutine on this actor's own event loop."""
+        """Run an async vertex's coroutine on this actor's own event loop; cancel it with the run."""
         if self._runner is None:
             import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
 
             self._runner = asyncio.Runner()
+        cancel = self._current.cancel if self._current is not None else Cancellation()
         # the runner would reuse the context it was created in: hand it this task's
-        return self._runner.run(_awaited(awaitable), context=contextvars.copy_context())
+        return self._runner.run(_awaited(awaitable, cancel), context=contextvars.copy_context())
 
     def _die(self, order: Order, exc: BaseException) -> None:
         died = VertexActorDiedError(
@@ -140,8 +143,28 @@ def _report(order: Order, done: Done) -> None:
         pass
 
 
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
+def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any]) -> None:
+    """Cancel `task` from another thread (the loop may have closed meanwhile)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(task.cancel)
+
+
+async def _awaited(awaitable: Awaitable[Any], cancel: Cancellation) -> Any:
+    """Await a vertex's coroutine as a task that the run's cancellation cancels."""
+    import asyncio  # noqa: PLC0415 - only async vertices get here
+
+    task = asyncio.ensure_future(awaitable)
+    loop = asyncio.get_running_loop()
+    forget = cancel.on_set(lambda: _cancel_soon(loop, task))
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not cancel.is_set():
+            raise
+        msg = "the run was cancelled while this async vertex was running; its coroutine was cancelled"
+        raise RunCancelledError(msg) from None
+    finally:
+        forget()
 
 
 def _outcome(order: Order, exc: BaseException, *, retryable: bool = True) -> VertexResult:

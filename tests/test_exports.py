@@ -132,6 +132,7 @@ LAYERS: dict[str, list[str]] = {
         "_copy",
         "_context",
         "_clock",
+        "_cancel",
         "_log",
     ],
     "building": ["_builder", "_validate", "draw"],

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 from actorgraph._errors import ActorGraphError
 from actorgraph._types import Interrupt
 
-__all__ = ["Context", "InterruptSignal", "interrupt", "interrupt_id"]
+__all__ = ["Context", "InterruptSignal", "interrupt", "interrupt_id", "is_interrupt_id"]
 
 C = TypeVar("C")
 
@@ -93,10 +93,26 @@ class TaskScope:
 current_scope: ContextVar[TaskScope | None] = ContextVar("actorgraph_task", default=None)
 
 
+_ID_PREFIX = "int-"
+_ID_DIGITS = 16
+
+
 def interrupt_id(thread_id: str | None, step: int, task_id: str, index: int) -> str:
-    """The deterministic id of a task's `index`-th interrupt (same in every process)."""
+    """The deterministic id of a task's `index`-th interrupt (same in every process).
+
+    Ids read `int-` and 16 hex digits, so an answer keyed by an id is never
+    mistaken for an answer value (see `is_interrupt_id`).
+    """
     raw = f"{thread_id}|{step}|{task_id}|{index}".encode()
-    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+    return _ID_PREFIX + hashlib.blake2b(raw, digest_size=_ID_DIGITS // 2).hexdigest()
+
+
+def is_interrupt_id(value: object) -> bool:
+    """True when `value` has the form of an interrupt id (whether or not it is pending)."""
+    if not isinstance(value, str) or len(value) != len(_ID_PREFIX) + _ID_DIGITS:
+        return False
+    digits = value[len(_ID_PREFIX) :]
+    return value.startswith(_ID_PREFIX) and all(c in "0123456789abcdef" for c in digits)
 
 
 def interrupt(value: Any) -> Any:

@@ -16,6 +16,7 @@ __all__ = [
     "MergeConflictError",
     "RecordedError",
     "RecursionLimitError",
+    "ResumeError",
     "RoutingError",
     "RunCancelledError",
     "RunTimeoutError",
@@ -102,6 +103,16 @@ class InvalidUpdateError(ActorGraphError):
     """Recorded as a task's error when a vertex returns something that is not a usable state.
 
     For example `Command(update=...)` on a state that has no keys. Never retried.
+    """
+
+
+class ResumeError(ActorGraphError, ValueError):
+    """Raised by `invoke(Command(resume=...))` when the answer does not fit the thread's pending interrupts.
+
+    An answer keyed by interrupt id names an interrupt that is not pending (it
+    was answered already, or belongs to another thread), a bare answer is given
+    while several interrupts wait, or the thread waits for no answer at all.
+    Nothing is applied: the thread stays as it was.
     """
 
 

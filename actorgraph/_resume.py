@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from actorgraph._copy import copy_state
-from actorgraph._errors import ActorGraphError, CheckpointError
+from actorgraph._context import is_interrupt_id
+from actorgraph._errors import ActorGraphError, CheckpointError, ResumeError
 from actorgraph._lineage import distinct
 from actorgraph._recorder import DURABILITY, Durability, Recorder, encode_new_states
 from actorgraph._run import Breakpoints, RunSetup
@@ -323,20 +324,25 @@ def _answer(
 
 
 def _match(resume: Any, pending: Mapping[str, Interrupt]) -> dict[str, Any]:
+    """Interrupt id -> answer. A mapping that names any interrupt id is always an id map."""
     listing = ", ".join(f"{i} ({p.vertex})" for i, p in pending.items())
-    if isinstance(resume, Mapping) and resume and all(k in pending for k in resume):
-        return dict(resume)
-    if isinstance(resume, Mapping) and len(pending) > 1 and any(isinstance(k, str) for k in resume):
+    if isinstance(resume, Mapping) and any(is_interrupt_id(k) or k in pending for k in resume):
         unknown = [k for k in resume if k not in pending]
-        msg = f"unknown interrupt id(s) {unknown}; the pending interrupts are: {listing}"
-        raise ActorGraphError(msg)
+        if unknown:
+            msg = (
+                f"Command(resume=...) answers interrupt id(s) {unknown} that are not pending (answered "
+                f"already, or asked in another thread), so nothing was applied; the pending "
+                f"interrupts are: {listing}"
+            )
+            raise ResumeError(msg)
+        return dict(resume)
     if len(pending) == 1:
         return {next(iter(pending)): resume}
     msg = (
         f"{len(pending)} interrupts are pending, so a bare resume value is ambiguous; pass "
         f"Command(resume={{interrupt_id: value, ...}}) with some of: {listing}"
     )
-    raise ActorGraphError(msg)
+    raise ResumeError(msg)
 
 
 def _updated(position: Position, update: Any, prefix: str, spec: GraphSpec) -> Position:

@@ -30,6 +30,7 @@ PUBLIC = {
         "MergeConflictError",
         "RecordedError",
         "RecursionLimitError",
+        "ResumeError",
         "RetryPolicy",
         "RoutingError",
         "RunCancelledError",

@@ -68,7 +68,7 @@ def test_a_bare_resume_with_two_pending_is_refused_and_lists_both(compile_graph:
         app.invoke(ag.Command(resume="yes"), thread_id="bare")
     for interrupt in pending:
         assert interrupt.id in str(info.value)
-    with pytest.raises(ag.ActorGraphError, match="unknown interrupt id"):
+    with pytest.raises(ag.ResumeError, match="not pending"):
         app.invoke(ag.Command(resume={"not-an-id": "yes", pending[0].id: "x"}), thread_id="bare")
     assert app.get_state("bare").status == "interrupted"
 
@@ -235,3 +235,53 @@ def test_pause_in_one_process_answer_in_another_finish_in_a_third(
     assert finished == single
     assert "status: done" in example(*where, "status", "--thread", "t1")
     assert example(*where, "inbox") == ""
+
+
+def two_questions() -> ag.Graph:
+    def ask(state: dict[str, Any]) -> dict[str, Any]:
+        first = ag.interrupt("first?")
+        second = ag.interrupt("second?")
+        return {"answers": [first, second]}
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("ask", ask)
+    g.add_edge(ag.START, "ask")
+    g.add_edge("ask", ag.END)
+    return g
+
+
+def test_a_repeated_answer_never_answers_the_next_question(compile_graph: Compile, store: Any) -> None:
+    app = compile_graph(two_questions(), checkpointer=store)
+    first = app.invoke({}, thread_id="twice").interrupts[0]
+    answer = ag.Command(resume={first.id: "one"})
+    second = app.invoke(answer, thread_id="twice").interrupts[0]
+    assert second.value == "second?"
+    with pytest.raises(ag.ResumeError, match="not pending") as info:
+        app.invoke(answer, thread_id="twice")  # a retried request, a double click
+    assert second.id in str(info.value) and first.id in str(info.value)
+    snap = app.get_state("twice")
+    assert snap.status == "interrupted" and [i.id for i in snap.interrupts] == [second.id]
+    assert app.invoke(ag.Command(resume="two"), thread_id="twice").state == {"answers": ["one", "two"]}
+
+
+def test_an_answer_from_another_thread_is_refused(compile_graph: Compile, store: Any) -> None:
+    app = compile_graph(two_questions(), checkpointer=store)
+    mine = app.invoke({}, thread_id="mine").interrupts[0]
+    app.invoke({}, thread_id="theirs")
+    with pytest.raises(ag.ResumeError, match="not pending"):
+        app.invoke(ag.Command(resume={mine.id: "x"}), thread_id="theirs")
+    assert app.get_state("theirs").interrupts[0].value == "first?"
+
+
+def test_interrupt_ids_are_recognisable_and_a_plain_mapping_is_an_answer(
+    compile_graph: Compile, store: Any
+) -> None:
+    from actorgraph._context import is_interrupt_id
+
+    app = compile_graph(two_questions(), checkpointer=store)
+    pending = app.invoke({}, thread_id="form").interrupts[0]
+    assert is_interrupt_id(pending.id) and not is_interrupt_id("approve a?")
+    answer = {"approved": True, "note": "fine"}  # a form's fields, not ids
+    result = app.invoke(ag.Command(resume=answer), thread_id="form")
+    assert result.interrupts[0].value == "second?"
+    assert app.invoke(ag.Command(resume="ok"), thread_id="form").state == {"answers": [answer, "ok"]}

@@ -17,8 +17,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorgraph._copy import copy_state
 from actorgraph._context import is_interrupt_id
+from actorgraph._copy import copy_state
 from actorgraph._errors import ActorGraphError, CheckpointError, ResumeError
 from actorgraph._lineage import distinct
 from actorgraph._recorder import DURABILITY, Durability, Recorder, encode_new_states

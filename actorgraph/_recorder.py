@@ -102,8 +102,8 @@ class Recorder:
             self._store_writes([result], status=None)
 
     def carry(self, results: Iterable[VertexResult]) -> None:
-        """Store outcomes carried over to a new checkpoint (interrupts and errors stay pending)."""
-        carried = [r for r in results if r.status != "ok"]
+        """Store outcomes carried over to a new checkpoint (a fork keeps what its origin had)."""
+        carried = list(results)
         if carried and self.durability != "exit" and self.parent is not None and not self.dirty:
             self._store_writes(carried, status=None)
 

@@ -231,7 +231,7 @@ class _Thread:
             pending=_pending_after_update(loaded, position),
             answers=answers,
             passed=passed,
-            record_start=changed,
+            record_start=changed or self.replaying,  # a fork records from a checkpoint of its own
             **common,
         )
 
@@ -247,6 +247,7 @@ class _Thread:
             recorder=self.recorder("fork" if self.replaying else "loop"),
             pending={} if self.replaying else loaded.pending,
             passed=before,
+            record_start=self.replaying,  # never write into an old checkpoint: fork from it
             **common,
         )
 

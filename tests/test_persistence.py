@@ -167,11 +167,57 @@ def test_replay_from_an_old_checkpoint_forks_and_keeps_history(compile_graph: Co
     replayed = app.invoke(None, thread_id="f", checkpoint_id=step_one.checkpoint_id)
     assert replayed.state == {"n": 3}
     history = app.get_history("f")
-    assert len(history) == len(old) + 2
-    forked = history[1]
-    assert forked.source == "fork" and forked.parent_id == step_one.checkpoint_id and forked.step == 2
+    assert len(history) == len(old) + 3  # the fork's own copy of step 1, then steps 2 and 3
+    forked = history[2]
+    assert forked.source == "fork" and forked.parent_id == step_one.checkpoint_id and forked.step == 1
+    assert history[1].parent_id == forked.checkpoint_id and history[1].step == 2
+    origin = app.get_state("f", step_one.checkpoint_id).superstep.results  # untouched by the fork
+    assert [(r.task_id, r.state, r.finished_at) for r in origin.values()] == [
+        (r.task_id, r.state, r.finished_at) for r in step_one.superstep.results.values()
+    ]
     assert {s.checkpoint_id for s in old} <= {s.checkpoint_id for s in history}
     assert app.get_state("f", old[0].checkpoint_id).state == {"n": 3}
+
+
+def ask_graph(fail: dict[str, bool]) -> ag.Graph:
+    """START -> a -> ask (asks a question, or fails while `fail["ask"]`) -> END."""
+
+    def ask(state: dict[str, Any]) -> dict[str, Any]:
+        if fail.get("ask"):
+            raise ConnectionError("down")
+        return {**state, "answer": ag.interrupt("q")}
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: {**s, "a": 1})
+    g.add_vertex("ask", ask)
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "ask")
+    g.add_edge("ask", ag.END)
+    return g
+
+
+@pytest.mark.parametrize("ending", ["interrupted", "error"])
+def test_a_replay_that_stops_in_its_first_superstep_moves_the_head_there(
+    compile_graph: Compile, store: Any, ending: str
+) -> None:
+    fail: dict[str, bool] = {}
+    app = compile_graph(ask_graph(fail), checkpointer=store)
+    app.invoke({}, thread_id="r")
+    assert app.invoke(ag.Command(resume="old"), thread_id="r").state == {"a": 1, "answer": "old"}
+    before = next(h for h in app.get_history("r") if h.next == ("ask",))
+    fail["ask"] = ending == "error"
+    if ending == "error":
+        with pytest.raises(ag.VertexError):
+            app.invoke(None, thread_id="r", checkpoint_id=before.checkpoint_id)
+    else:
+        assert app.invoke(None, thread_id="r", checkpoint_id=before.checkpoint_id).status == "interrupted"
+    head = app.get_state("r")
+    assert head.status == ending and head.source == "fork" and head.parent_id == before.checkpoint_id
+    assert [t.status for t in store.threads() if t.thread_id == "r"] == [ending]
+    fail["ask"] = False
+    if ending == "error":
+        assert app.invoke(None, thread_id="r").status == "interrupted"
+    assert app.invoke(ag.Command(resume="new"), thread_id="r").state == {"a": 1, "answer": "new"}
 
 
 def test_prune_keeps_the_head_and_what_it_needs(compile_graph: Compile, store: Any) -> None:

@@ -9,9 +9,11 @@ from actorgraph._context import Context, interrupt
 from actorgraph._errors import (
     ActorGraphError,
     CheckpointError,
+    ConfigError,
     GraphValidationError,
     InvalidUpdateError,
     MergeConflictError,
+    MissingDependencyError,
     RecordedError,
     RecursionLimitError,
     ResumeError,
@@ -26,6 +28,7 @@ from actorgraph._errors import (
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
 from actorgraph._resume import RunOptions, ThreadNotFoundError
+from actorgraph._runtime import StuckVertexWarning
 from actorgraph._types import (
     END,
     START,
@@ -48,6 +51,7 @@ __all__ = [
     "CheckpointError",
     "Command",
     "CompiledGraph",
+    "ConfigError",
     "Context",
     "ErrorInfo",
     "Graph",
@@ -56,6 +60,7 @@ __all__ = [
     "Interrupt",
     "InvalidUpdateError",
     "MergeConflictError",
+    "MissingDependencyError",
     "RecordedError",
     "RecursionLimitError",
     "ResumeError",
@@ -69,6 +74,7 @@ __all__ = [
     "Send",
     "SerializationError",
     "Snapshot",
+    "StuckVertexWarning",
     "SuperstepState",
     "ThreadNotFoundError",
     "VertexActorDiedError",

@@ -16,32 +16,66 @@ from actorgraph._errors import GraphValidationError
 from actorgraph._types import END, START, RetryPolicy
 from actorgraph.merge import Merge
 
-__all__ = ["GraphBuilder", "takes_ctx"]
+__all__ = ["GraphBuilder", "check_handler", "takes_ctx"]
 
 S = TypeVar("S")
 
 DEFAULT_CONCURRENCY = 32
 
 
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter] | None:
+    try:
+        return list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # builtins without a signature: nothing to check
+        return None
+
+
+def _refuse_extra_required(params: list[inspect.Parameter], most: int, what: str, form: str) -> None:
+    """Refuse a function that needs arguments the engine never passes."""
+    required = [p.name for p in params if p.kind in _POSITIONAL and p.default is inspect.Parameter.empty]
+    keyword = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
+    if len(required) > most or keyword:
+        names = ", ".join(required + [f"*, {k}" for k in keyword])
+        msg = f"{what} requires the arguments ({names}), but it is called as {form}; give the others defaults"
+        raise GraphValidationError(msg)
+
+
+def check_handler(fn: Callable[..., Any], what: str) -> None:
+    """Refuse an `on_error` handler that cannot be called as `handler(state, error)`.
+
+    Raises:
+        GraphValidationError: naming the handler's vertex and its parameters.
+    """
+    params = _parameters(fn)
+    if params is None:
+        return
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
+    if len(positional) < 2 and not varargs:  # noqa: PLR2004 - (state, error)
+        msg = f"{what} takes {len(positional)} positional argument(s); it is called as handler(state, error)"
+        raise GraphValidationError(msg)
+    _refuse_extra_required(params, 2, what, "handler(state, error)")
+
+
 def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
     """Whether `fn` is `fn(state, ctx)` rather than `fn(state)` (decided once).
 
     Raises:
-        GraphValidationError: `fn` takes no positional argument for the state.
+        GraphValidationError: `fn` takes no positional argument for the state, or
+            requires more arguments than `(state, ctx)`.
     """
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):  # builtins without a signature: state only
+    params = _parameters(fn)
+    if params is None:
         return False
-    positional = [
-        p
-        for p in params
-        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    ]
+    positional = [p for p in params if p.kind in _POSITIONAL]
     varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
     if not positional and not varargs:
         msg = f"{what} takes no positional argument; it must accept the state: fn(state) or fn(state, ctx)"
         raise GraphValidationError(msg)
+    _refuse_extra_required(params, 2, what, "fn(state) or fn(state, ctx)")
     if len(positional) < 2:  # noqa: PLR2004 - (state, ctx)
         return False
     second = positional[1]

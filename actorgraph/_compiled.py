@@ -284,9 +284,15 @@ class CompiledGraph(Generic[S]):
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def close(self) -> None:
-        """Stop every actor and thread this graph started (runs still going fail)."""
-        self._finalizer()
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every actor and thread this graph started (runs still going fail).
+
+        Vertices still running a task are waited for, up to `timeout` seconds in
+        all; a `StuckVertexWarning` names them while `close` waits, and again if
+        it gives up (their threads then end on their own when the call returns).
+        """
+        if self._finalizer.detach() is not None:
+            self._runtime.close(timeout)
 
     @property
     def closed(self) -> bool:

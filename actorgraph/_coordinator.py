@@ -49,9 +49,13 @@ class CoordinatorActor(pykka.ThreadingActor):
         """Fail this coordinator's runs (they stay resumable from their checkpoints) and stop."""
         self.pool.forget(self)
         for run in list(self.runs.values()):
-            failure = ActorGraphError(
-                f"the coordinator driving this run died ({type(exc).__name__}: {exc}); "
+            resume = (
                 "resume the thread with invoke(None, thread_id=...)"
+                if run.recorder is not None
+                else "the run kept no checkpoint: run it again"
+            )
+            failure = ActorGraphError(
+                f"the coordinator driving this run died ({type(exc).__name__}: {exc}); {resume}"
             )
             failure.__cause__ = exc
             run.crash(failure)
@@ -158,8 +162,8 @@ class CoordinatorPool:
         with self._lock:
             return any(c.thread is current for c in self._all)
 
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop every coordinator (their runs fail) and wait for their threads."""
+    def stop(self) -> list[threading.Thread]:
+        """Stop every coordinator (their runs fail) without waiting; return their threads."""
         with self._lock:
             self._closed = True
             coordinators = list(self._all)
@@ -167,6 +171,4 @@ class CoordinatorPool:
         for coordinator in coordinators:
             with contextlib.suppress(pykka.ActorDeadError):
                 coordinator.actor_ref.stop(block=False)
-        for coordinator in coordinators:
-            if coordinator.thread is not None:
-                coordinator.thread.join(timeout)
+        return [c.thread for c in coordinators if c.thread is not None]

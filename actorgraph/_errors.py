@@ -11,9 +11,11 @@ from collections.abc import Sequence
 __all__ = [
     "ActorGraphError",
     "CheckpointError",
+    "ConfigError",
     "GraphValidationError",
     "InvalidUpdateError",
     "MergeConflictError",
+    "MissingDependencyError",
     "RecordedError",
     "RecursionLimitError",
     "ResumeError",
@@ -29,6 +31,20 @@ __all__ = [
 
 class ActorGraphError(Exception):
     """Root of every error actorgraph raises; catch it to catch them all."""
+
+
+class ConfigError(ActorGraphError, ValueError, TypeError):
+    """Raised when an option or an argument is invalid, where it is given.
+
+    For example a `RetryPolicy` with a negative interval, a reducer that is not
+    callable, an encryption key of the wrong size, a serializer allowlist entry
+    that is not a class or a module, `history(limit=-1)`. It is also a
+    `ValueError` and a `TypeError`, so code written against the builtins keeps working.
+    """
+
+
+class MissingDependencyError(ActorGraphError, ImportError):
+    """Raised when a feature needs an optional package that is not installed; the message says which extra."""
 
 
 class GraphValidationError(ActorGraphError):
@@ -144,8 +160,8 @@ class RunTimeoutError(ActorGraphError):
 class VertexError(ActorGraphError):
     """Raised by `invoke` when a task failed and its retries are spent.
 
-    The run stays resumable: `invoke(None, thread_id=...)` re-runs only the
-    tasks that did not finish. The original exception is `__cause__`.
+    With a checkpointer the run stays resumable: `invoke(None, thread_id=...)`
+    re-runs only the tasks that did not finish. The original exception is `__cause__`.
 
     Attributes:
         vertex: the failing vertex.
@@ -165,6 +181,7 @@ class VertexError(ActorGraphError):
         error_type: str,
         message: str,
         others: int = 0,
+        resumable: bool = True,
     ) -> None:
         self.vertex = vertex
         self.task_id = task_id
@@ -173,11 +190,17 @@ class VertexError(ActorGraphError):
         self.error_type = error_type
         more = f" ({others} other task(s) of this superstep failed too)" if others else ""
         tries = "attempt" if attempts == 1 else "attempts"
+        advice = (
+            "The finished tasks are kept; fix the cause and call invoke(None, thread_id=...) to "
+            "re-run only the failed tasks."
+            if resumable
+            else "This run kept no checkpoint, so it cannot be resumed: compile the graph with a "
+            "checkpointer (MemoryCheckpointer() within one process) and pass thread_id=... to make "
+            "a failed run resumable."
+        )
         super().__init__(
             f"vertex {vertex!r} (task {task_id!r}) failed in superstep {step} after "
-            f"{attempts} {tries}: {error_type}: {message}{more}. The finished tasks are "
-            f"kept; fix the cause and call invoke(None, thread_id=...) to re-run only "
-            f"the failed tasks."
+            f"{attempts} {tries}: {error_type}: {message}{more}. {advice}"
         )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -18,7 +17,6 @@ from typing import TYPE_CHECKING
 import pykka
 
 from actorgraph._errors import ActorGraphError
-from actorgraph._log import log
 from actorgraph._messages import Order, TimedOut
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._vertex import VertexActor
@@ -110,12 +108,11 @@ class VertexPool:
             with contextlib.suppress(pykka.ActorDeadError):  # the graph was closed meanwhile
                 order.reply_to.tell(TimedOut(order.run_id, order.token))
 
-    def close(self, deadline: float) -> None:
-        """Stop every actor and wait until `deadline` (monotonic) for their threads to end.
+    def stop(self) -> list[VertexActor]:
+        """Stop every actor without waiting; return them (the caller waits for their threads).
 
-        Abandoned actors (stuck past a timeout) are waited for too: their threads
-        end when the stuck call returns. Threads still alive at the deadline are
-        left to finish on their own (they are daemon threads) and logged.
+        Abandoned actors (stuck past a timeout) are returned too: their threads
+        end when the stuck call returns.
         """
         with self._lock:
             self._closed = True
@@ -126,13 +123,7 @@ class VertexPool:
         for actor in actors:
             with contextlib.suppress(pykka.ActorDeadError):
                 actor.actor_ref.stop(block=False)
-        for actor in actors:
-            thread = actor.thread
-            if thread is not None and thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-        stuck = [a.thread.name for a in actors if a.thread is not None and a.thread.is_alive()]
-        if stuck:
-            log("warning", "vertex actors still busy after close", vertex=self.vertex.name, threads=stuck)
+        return actors
 
     def _start(self) -> VertexActor:
         self._all[:] = [a for a in self._all if a.thread is None or a.thread.is_alive()]

@@ -24,7 +24,7 @@ from actorgraph._lineage import distinct
 from actorgraph._recorder import DURABILITY, Durability, Recorder, encode_new_states
 from actorgraph._run import Breakpoints, RunSetup
 from actorgraph._spec import GraphSpec
-from actorgraph._superstep import current_state, initial, replace_state
+from actorgraph._superstep import current_state, initial, replace_state, status_of
 from actorgraph._task import TaskEnv, apply_update
 from actorgraph._types import UNSET, Command, Interrupt, Node, Position, RunResult, Send, Snapshot
 from actorgraph.checkpoint._load import Loaded, load
@@ -304,11 +304,7 @@ def _answer(
     """Which tasks get which answers, which breakpoints pass, and the position to run."""
     pending = {i.id: i for i in loaded.interrupts}
     if not pending and command.resume is not UNSET:
-        msg = (
-            f"thread {loaded.row.thread_id!r} is not interrupted (status {loaded.row.status!r}); "
-            "there is nothing to resume: use invoke(None, thread_id=...) to continue it"
-        )
-        raise ActorGraphError(msg)
+        raise _nothing_to_answer(loaded)
     chosen = _match(command.resume, pending) if command.resume is not UNSET else {}
     answers: dict[str, Any] = {}
     passed: set[str] = set()
@@ -322,6 +318,20 @@ def _answer(
     if command.update is not None:
         position = _updated(position, command.update, prefix, spec)
     return answers, frozenset(passed), position
+
+
+def _nothing_to_answer(loaded: Loaded) -> ResumeError:
+    status = status_of(loaded.position, loaded.superstep, loaded.pauses)
+    advice = {
+        "error": "its last superstep failed: fix the cause and re-run the failed tasks with "
+        "invoke(None, thread_id=...)",
+        "done": "its run is done: give it a new input to start the next run",
+    }.get(status, "continue it with invoke(None, thread_id=...)")
+    msg = (
+        f"thread {loaded.row.thread_id!r} waits for no answer (status {status!r}), so "
+        f"Command(resume=...) has nothing to answer; {advice}"
+    )
+    return ResumeError(msg)
 
 
 def _match(resume: Any, pending: Mapping[str, Interrupt]) -> dict[str, Any]:

@@ -39,10 +39,13 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         ctx: the task's `Context`, for routers that take it.
 
     Returns:
-        The messages, in order: plain edges, joins, routers, goto.
+        The messages, in order: plain edges, joins, routers, goto. A state that
+        every way out leaves unsent (a router's empty list of `Send`s, say) goes
+        to END, so it still counts toward the run's result.
 
     Raises:
-        RoutingError: a router or goto named an unknown target.
+        RoutingError: a router raised, returned None, or named an unknown target,
+            or a goto left the vertex's destinations.
     """
     out = [Message(t, node, task_id, step=step) for t in spec.edges.get(source, ())]
     out.extend(
@@ -51,8 +54,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
     sends = 0
     targets: list[str | Send] = []
     for router in spec.routers.get(source, ()):
-        answer = router.fn(node.state, ctx) if router.takes_ctx else router.fn(node.state)
-        targets.extend(_router_targets(spec, router, answer))
+        targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
     for target in targets:
@@ -62,12 +64,34 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
             sends += 1
         else:
             out.append(Message(target, node, task_id, step=step))
+    if not out:
+        out.append(Message(END, node, task_id, step=step))
     return tuple(out)
 
 
+def _who(router: RouterSpec) -> str:
+    return "the router of START" if router.source == START else f"the router of {router.source!r}"
+
+
+def _ask(router: RouterSpec, state: Any, ctx: Any) -> Any:
+    """The router's answer; whatever it raises becomes a `RoutingError` naming it (never retried)."""
+    try:
+        answer = router.fn(state, ctx) if router.takes_ctx else router.fn(state)
+    except Exception as exc:
+        msg = f"{_who(router)} raised {type(exc).__name__}: {exc}"
+        raise RoutingError(msg) from exc
+    if answer is None:
+        msg = (
+            f"{_who(router)} returned None; return END to end this branch, or a vertex name, "
+            "a path_map key, a Send, or a list of them"
+        )
+        raise RoutingError(msg)
+    return answer
+
+
 def _as_list(answer: Any) -> Sequence[Any]:
-    if isinstance(answer, (str, Send)) or answer is None:
-        return () if answer is None else (answer,)
+    if isinstance(answer, (str, Send)):
+        return (answer,)
     if isinstance(answer, (list, tuple)):
         return answer
     return (answer,)
@@ -77,7 +101,7 @@ def _router_targets(spec: GraphSpec, router: RouterSpec, answer: Any) -> list[st
     out: list[str | Send] = []
     for item in _as_list(answer):
         if isinstance(item, Send):
-            out.append(_checked_send(spec, item, f"the router of {router.source!r}"))
+            out.append(_checked_send(spec, item, _who(router)))
             continue
         if router.path_map is not None:
             try:
@@ -85,13 +109,13 @@ def _router_targets(spec: GraphSpec, router: RouterSpec, answer: Any) -> list[st
             except (KeyError, TypeError):
                 keys = ", ".join(repr(k) for k in router.path_map)
                 msg = (
-                    f"the router of {router.source!r} returned {item!r}, which is not a key "
+                    f"{_who(router)} returned {item!r}, which is not a key "
                     f"of its path_map ({keys}); return one of those keys"
                 )
                 raise RoutingError(msg) from None
         else:
             target = item
-        out.append(_checked_target(spec, target, f"the router of {router.source!r}"))
+        out.append(_checked_target(spec, target, _who(router)))
     return out
 
 

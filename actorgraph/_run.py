@@ -425,7 +425,9 @@ class Run:
         if self.recorder is not None:
             self.recorder.paused(self.pos, superstep, status)
         if failed:
-            self._fail(_raised(failed[0], superstep.step, len(failed) - 1))
+            self._fail(
+                _raised(failed[0], superstep.step, len(failed) - 1, resumable=self.recorder is not None)
+            )
             return
         interrupts = tuple(r.interrupt for r in superstep.interrupted if r.interrupt is not None)
         self._resolve("interrupted", current_state(self.pos, self.spec.merge), interrupts)
@@ -478,7 +480,7 @@ def _failure(task: Task, attempt: int, exc: BaseException) -> VertexResult:
 _PASSED_THROUGH: tuple[type[BaseException], ...] = (VertexTimeoutError, VertexActorDiedError)
 
 
-def _raised(result: VertexResult, step: int, others: int) -> BaseException:
+def _raised(result: VertexResult, step: int, others: int, *, resumable: bool) -> BaseException:
     """The exception `invoke` raises for a failed task."""
     error = result.error
     cause = error.exception if error is not None else None
@@ -492,6 +494,7 @@ def _raised(result: VertexResult, step: int, others: int) -> BaseException:
         error_type=error.type if error else "unknown",
         message=error.message if error else "",
         others=others,
+        resumable=resumable,
     )
     exc.__cause__ = cause
     return exc

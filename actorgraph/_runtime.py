@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+import sys
 import threading
 import time
+import traceback
+import warnings
+from collections import Counter
 
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
@@ -14,8 +18,9 @@ from actorgraph._pool import VertexPool
 from actorgraph._run import Run
 from actorgraph._spec import GraphSpec
 from actorgraph._timer import Timer
+from actorgraph._vertex import VertexActor
 
-__all__ = ["Runtime"]
+__all__ = ["Runtime", "StuckVertexWarning"]
 
 
 class Runtime:
@@ -63,15 +68,69 @@ class Runtime:
             )
 
     def close(self, timeout: float = 10.0) -> None:
-        """Stop every coordinator, every vertex actor and the timer (waiting up to `timeout` in all)."""
+        """Stop every coordinator, every vertex actor and the timer, waiting up to `timeout` in all.
+
+        Actors still running a task are waited for; past a short grace a
+        `StuckVertexWarning` names their vertices, and another one says so if
+        they outlast `timeout` (their threads then end on their own; their stacks
+        are logged).
+        """
         with self._lock:
             if self.closed:
                 return
             self.closed = True
             timer = self._timer
         deadline = time.monotonic() + timeout
-        self.coordinators.close()
-        for pool in self.pools.values():
-            pool.close(deadline)
+        threads = self.coordinators.stop()
+        actors = [(name, actor) for name, pool in self.pools.items() for actor in pool.stop()]
+        threads.extend(a.thread for _, a in actors if a.thread is not None)
+        _join(threads, min(deadline, time.monotonic() + _GRACE))
+        busy = [(name, a) for name, a in actors if a.busy]
+        if busy and time.monotonic() < deadline:
+            left = max(0.0, deadline - time.monotonic())
+            _warn(
+                f"closing graph {self.spec.name!r}: {_describe(busy)} still running a task; waiting up to "
+                f"{left:.1f} s more for them (close(timeout=...) sets the wait)"
+            )
+        _join(threads, deadline)
+        stuck = [(name, a) for name, a in busy if a.thread is not None and a.thread.is_alive()]
+        if stuck:
+            _warn(
+                f"closing graph {self.spec.name!r}: gave up waiting for {_describe(stuck)}; their "
+                "threads go on in the background until the calls return (their stacks are in the "
+                "'actorgraph' log)"
+            )
+            for name, actor in stuck:
+                log("warning", "stuck vertex actor", vertex=name, stack=_stack(actor.thread))
         if timer is not None:
             timer.close()
+
+
+class StuckVertexWarning(RuntimeWarning):
+    """Shown by `CompiledGraph.close()` when vertex actors are still running tasks it has to wait for."""
+
+
+_GRACE = 0.5  # seconds close() waits quietly before it says what it is waiting for
+
+
+def _join(threads: list[threading.Thread], deadline: float) -> None:
+    current = threading.current_thread()
+    for thread in threads:
+        if thread is not current:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _describe(busy: list[tuple[str, VertexActor]]) -> str:
+    counts = Counter(name for name, _ in busy)
+    names = ", ".join(f"{name!r}" + (f" ({n} tasks)" if n > 1 else "") for name, n in counts.items())
+    return f"vertex {names}" if len(busy) == 1 else f"vertices {names}"
+
+
+def _stack(thread: threading.Thread | None) -> str:
+    frame = sys._current_frames().get(thread.ident) if thread is not None and thread.ident else None  # noqa: SLF001
+    return "".join(traceback.format_stack(frame)) if frame is not None else ""
+
+
+def _warn(message: str) -> None:
+    # stacklevel: _warn, Runtime.close, CompiledGraph.close, the caller
+    warnings.warn(message, StuckVertexWarning, stacklevel=4)

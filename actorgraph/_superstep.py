@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from actorgraph._errors import ActorGraphError
 from actorgraph._lineage import distinct, lowest_common_ancestors, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, JoinSpec
@@ -102,7 +103,7 @@ def commit(spec: GraphSpec, pos: Position, superstep: SuperstepState) -> Positio
     for result in superstep.results.values():
         if result.status != "ok":
             msg = f"cannot commit superstep {superstep.step}: task {result.task_id!r} is {result.status}"
-            raise ValueError(msg)
+            raise ActorGraphError(msg)
         if result.value is not None or result.vertex in values:
             values[result.vertex] = result.value
         outbox.extend(result.outbox)

@@ -24,6 +24,7 @@ from actorgraph._lineage import distinct, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._types import UNSET, Command, ErrorInfo, Interrupt, Node, Send, Task, VertexResult
+from actorgraph.merge import has_keys, works_by_key
 
 __all__ = ["TaskEnv", "apply_update", "input_node", "run_attempt"]
 
@@ -181,7 +182,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
             returned = run_async(returned)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
             return at.paused(scope.pending)
-        node_out, goto = _interpret(task, node_in, node_id, returned)
+        node_out, goto = _interpret(spec, task, node_in, node_id, returned)
         outbox = route(
             spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
         )
@@ -206,7 +207,7 @@ def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo 
     return handler(state, failure.as_exception())
 
 
-def _interpret(task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
+def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
     """The new version and the goto targets of what a vertex returned."""
     if returned is None:
         return node_in, ()
@@ -224,6 +225,13 @@ def _interpret(task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[
         msg = (
             f"vertex {task.vertex!r} returned a {type(returned).__name__}; return the new "
             "state, and send with a router or Command(goto=Send(...))"
+        )
+        raise InvalidUpdateError(msg)
+    if works_by_key(spec.merge) and has_keys(node_in.state) and not has_keys(returned):
+        msg = (
+            f"vertex {task.vertex!r} returned a {type(returned).__name__}, but this graph merges its "
+            f"states key by key and the vertex was given a {type(node_in.state).__name__}; return the "
+            "whole new state (None keeps the input; Command(update=...) changes some keys)"
         )
         raise InvalidUpdateError(msg)
     return Node.child(node_id, returned, node_in), ()

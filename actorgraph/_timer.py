@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from actorgraph._errors import ActorGraphError
 from actorgraph._log import log
 
 __all__ = ["Timer"]
@@ -34,7 +35,7 @@ class Timer:
         with self._cond:
             if self._closed:
                 msg = "the timer is closed"
-                raise RuntimeError(msg)
+                raise ActorGraphError(msg)
             handle = next(self._seq)
             heapq.heappush(self._heap, (time.monotonic() + delay, handle, fn))
             if self._thread is None:

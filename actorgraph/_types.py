@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
-from actorgraph._errors import RecordedError
+from actorgraph._errors import ConfigError, RecordedError
 
 __all__ = [
     "END",
@@ -352,14 +352,14 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
             msg = f"RetryPolicy(max_attempts={self.max_attempts}): use at least 1"
-            raise ValueError(msg)
+            raise ConfigError(msg)
         if self.initial_interval < 0 or self.max_interval < 0 or self.backoff_factor < 1:
             msg = (
                 "RetryPolicy intervals must be >= 0 and backoff_factor >= 1, got "
                 f"initial_interval={self.initial_interval}, max_interval={self.max_interval}, "
                 f"backoff_factor={self.backoff_factor}"
             )
-            raise ValueError(msg)
+            raise ConfigError(msg)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import inspect
 import warnings
 from typing import Any
 
-from actorgraph._builder import GraphBuilder, takes_ctx
+from actorgraph._builder import GraphBuilder, check_handler, takes_ctx
 from actorgraph._errors import GraphValidationError
 from actorgraph._spec import GraphSpec, JoinSpec, RouterSpec, VertexSpec
 from actorgraph._types import END, START
@@ -111,6 +111,8 @@ def _routers(graph: GraphBuilder[Any], names: _Names) -> dict[str, list[RouterSp
 
 
 def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
+    if v.on_error is not None:
+        check_handler(v.on_error, f"the on_error handler of vertex {v.name!r}")
     return VertexSpec(
         name=v.name,
         fn=v.fn,

@@ -50,6 +50,11 @@ class VertexActor(pykka.ThreadingActor):
         """Remember the thread, so `close()` can wait for it to end."""
         self.thread = threading.current_thread()
 
+    @property
+    def busy(self) -> bool:
+        """True while the actor runs a task (read from other threads, for `close()`)."""
+        return self._current is not None and self.thread is not None and self.thread.is_alive()
+
     def on_receive(self, message: Any) -> None:
         """Run the order, then every order the pool has queued for this vertex."""
         order: Order | None = message if isinstance(message, Order) else None
@@ -70,10 +75,15 @@ class VertexActor(pykka.ThreadingActor):
         self.pool.retire(self)
         if self._runner is not None:
             self._runner.close()
+        others = []
         while not self.actor_inbox.empty():
             envelope = self.actor_inbox.get()
             if isinstance(envelope.message, Order):
                 self.pool.resubmit(envelope.message)
+            else:
+                others.append(envelope)
+        for envelope in others:  # pykka's teardown answers them (a stop request waits for its reply)
+            self.actor_inbox.put(envelope)
 
     def _run(self, order: Order) -> None:
         pool = self.pool

@@ -32,7 +32,7 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from typing import Final, NamedTuple
 
-from actorgraph._errors import ActorGraphError
+from actorgraph._errors import ActorGraphError, ConfigError
 from actorgraph._spec import GraphSpec
 from actorgraph._types import END, START
 
@@ -241,10 +241,10 @@ def _check_statuses(spec: GraphSpec, statuses: Mapping[str, str] | None) -> list
                 f"statuses names unknown vertex {name!r}; the vertices of graph "
                 f"{spec.name!r} are: {', '.join(map(repr, spec.vertices))}"
             )
-            raise ValueError(msg)
+            raise ConfigError(msg)
         if status not in _STYLES:
             msg = f"unknown status {status!r} for vertex {name!r}; use one of {', '.join(map(repr, _STYLES))}"
-            raise ValueError(msg)
+            raise ConfigError(msg)
     return [(name, statuses[name]) for name in spec.vertices if name in statuses]
 
 

@@ -27,7 +27,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from actorgraph._errors import InvalidUpdateError, MergeConflictError
+from actorgraph._errors import ConfigError, InvalidUpdateError, MergeConflictError
 from actorgraph._types import Merge
 
 __all__ = [
@@ -37,10 +37,12 @@ __all__ = [
     "add",
     "append",
     "by_key",
+    "has_keys",
     "merge_dicts",
     "replace",
     "three_way",
     "union",
+    "works_by_key",
 ]
 
 
@@ -261,6 +263,16 @@ def _fields(state: Any) -> Mapping[str, Any] | None:
     return None
 
 
+def has_keys(state: Any) -> bool:
+    """Whether a key-by-key merge can read `state`: a mapping, a dataclass instance or a pydantic model."""
+    return _fields(state) is not None
+
+
+def works_by_key(merge: Merge) -> bool:
+    """Whether `merge` merges states key by key (`three_way`, and every `by_key(...)` merge)."""
+    return merge is three_way or getattr(merge, "reducers", None) is not None
+
+
 def _rebuild(template: Any, merged: dict[str, Any]) -> Any:
     """A state of `template`'s kind holding `merged`."""
     if isinstance(template, Mapping):
@@ -367,10 +379,10 @@ def by_key(reducers: Mapping[str, Any], default: Any = None) -> Merge:
     for key, reducer in table.items():
         if not callable(reducer):
             msg = f"by_key: the reducer for {key!r} is not callable: {reducer!r}"
-            raise TypeError(msg)
+            raise ConfigError(msg)
     if default is not None and not callable(default):
         msg = f"by_key: default must be a reducer or None, got {default!r}"
-        raise TypeError(msg)
+        raise ConfigError(msg)
 
     def merge(base: Any, states: Sequence[Any]) -> Any:
         return _merge_states(base, states, table, default)

@@ -153,10 +153,28 @@ def test_resume_with_an_update_changes_the_state_first(compile_graph: Compile, s
 def test_resuming_what_is_not_interrupted_is_a_clear_error(compile_graph: Compile, store: Any) -> None:
     app = compile_graph(line("a"), checkpointer=store)
     app.invoke({"path": []}, thread_id="plain")
-    with pytest.raises(ag.ActorGraphError, match="not interrupted"):
+    with pytest.raises(ag.ResumeError, match=r"status 'done'.*give it a new input"):
         app.invoke(ag.Command(resume="yes"), thread_id="plain")
     with pytest.raises(ag.ThreadNotFoundError):
         app.invoke(ag.Command(resume="yes"), thread_id="missing")
+
+
+def test_answering_a_failed_thread_says_it_failed_as_get_state_does(
+    compile_graph: Compile, store: Any
+) -> None:
+    def broken(state: Any) -> Any:
+        raise ValueError("bad input")
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("broken", broken)
+    g.add_edge(ag.START, "broken")
+    g.add_edge("broken", ag.END)
+    app = compile_graph(g, checkpointer=store)
+    with pytest.raises(ag.VertexError, match=r"invoke\(None, thread_id=\.\.\.\)"):
+        app.invoke({}, thread_id="failed")
+    assert app.get_state("failed").status == "error"
+    with pytest.raises(ag.ResumeError, match=r"status 'error'.*failed.*invoke\(None"):
+        app.invoke(ag.Command(resume="yes"), thread_id="failed")
 
 
 def test_an_error_and_an_interrupt_in_one_superstep(compile_graph: Compile, store: Any) -> None:

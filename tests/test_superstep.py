@@ -107,7 +107,7 @@ def test_commit_refuses_a_superstep_with_a_failed_task() -> None:
     spec = build_spec(line("a"))
     pos = initial(spec, Node("in", {"path": []}))
     bad = ag.VertexResult("a", "a", "error")
-    with pytest.raises(ValueError, match="error"):
+    with pytest.raises(ag.ActorGraphError, match="error"):
         commit(spec, pos, SuperstepState(1, {"a": bad}))
 
 

@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgpack  # type: ignore[import-untyped]
 
-from actorgraph._errors import SerializationError
+from actorgraph._errors import ConfigError, SerializationError
 
 __all__ = ["MAGIC", "Allowlist", "Codec", "Refused", "class_path"]
 
@@ -103,27 +103,27 @@ class Allowlist:
                 if not (
                     issubclass(item, enum.Enum) or dataclasses.is_dataclass(item) or _is_pydantic_class(item)
                 ):
-                    raise TypeError(
+                    raise ConfigError(
                         f"allowed=[...] holds {item.__qualname__}, which is not an enum, dataclass or "
                         f"pydantic model; MsgpackSerializer saves only those classes (make it a "
                         f"dataclass, or use PickleSerializer() for trusted data)"
                     )
                 path = class_path(item)
                 if self.by_path.setdefault(path, item) is not item:
-                    raise ValueError(
+                    raise ConfigError(
                         f"allowed=[...] holds two different classes named {path!r}; "
                         f"keep one of them (a class defined in a function is one class per call)"
                     )
             elif isinstance(item, str):
                 module, sep, qualname = item.partition(":")
                 if not _names_ok(module) or (sep and not _names_ok(qualname)):
-                    raise ValueError(
+                    raise ConfigError(
                         f"allowed=[...] holds {item!r}, which is neither a module name "
                         f"('package.module') nor a class path ('package.module:Class')"
                     )
                 (paths if sep else modules).add(item)
             else:
-                raise TypeError(
+                raise ConfigError(
                     f"allowed=[...] holds {item!r} of type {type(item).__name__}; "
                     f"give classes, module names or 'module:Class' strings"
                 )

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self, cast
 
-from actorgraph._errors import CheckpointError
+from actorgraph._errors import CheckpointError, ConfigError
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer
 
 __all__ = [
@@ -152,7 +152,7 @@ def unused_blobs(refs: Iterable[str], blob_ids: Iterable[str]) -> list[str]:
 def check_keep(keep: int) -> None:
     """Refuse a `prune(keep=...)` that would delete the head."""
     if keep < 1:
-        raise ValueError(
+        raise ConfigError(
             f"prune(keep={keep}) would delete every checkpoint; keep must be at least 1 "
             f"(the head is always kept). Use delete_thread() to remove a whole thread."
         )
@@ -161,7 +161,7 @@ def check_keep(keep: int) -> None:
 def check_history_limit(limit: int | None) -> None:
     """Refuse a negative `history(limit=...)`."""
     if limit is not None and limit < 0:
-        raise ValueError(f"history(limit={limit}): limit must be 0 or more, or None for no limit.")
+        raise ConfigError(f"history(limit={limit}): limit must be 0 or more, or None for no limit.")
 
 
 def prune_plan(ids: Sequence[str], head: str, keep: int) -> list[str]:

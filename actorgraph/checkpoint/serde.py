@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import cloudpickle  # type: ignore[import-untyped]
 
-from actorgraph._errors import SerializationError
+from actorgraph._errors import ConfigError, MissingDependencyError, SerializationError
 from actorgraph.checkpoint._msgpack_ext import MAGIC as _MSGPACK_MAGIC
 from actorgraph.checkpoint._msgpack_ext import Allowlist, Codec, Refused
 from actorgraph.checkpoint._protocol import Serializer
@@ -244,17 +244,17 @@ class EncryptedSerializer:
         try:
             from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: PLC0415 - optional
         except ImportError as exc:
-            raise ImportError(
+            raise MissingDependencyError(
                 'EncryptedSerializer needs the cryptography package: pip install "actorgraph[encryption]"'
             ) from exc
         keys = [key] if isinstance(key, bytes | bytearray) else list(key)
         if not keys:
-            raise ValueError("EncryptedSerializer needs at least one key; make one with generate_key()")
+            raise ConfigError("EncryptedSerializer needs at least one key; make one with generate_key()")
         for index, one in enumerate(keys):
             if not isinstance(one, bytes | bytearray) or len(one) not in _KEY_SIZES:
                 size = f"{len(one)} bytes" if isinstance(one, bytes | bytearray) else type(one).__name__
                 which = "the key" if len(keys) == 1 else f"key {index}"
-                raise ValueError(
+                raise ConfigError(
                     f"EncryptedSerializer: {which} is {size}; AES keys are 16, 24 or 32 bytes. Make "
                     f"one with EncryptedSerializer.generate_key()"
                 )

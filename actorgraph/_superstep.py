@@ -19,7 +19,7 @@ from actorgraph._errors import ActorGraphError
 from actorgraph._lineage import distinct, lowest_common_ancestors, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, JoinSpec
-from actorgraph._types import END, START, Message, Node, Position, SuperstepState, Task
+from actorgraph._types import END, START, Message, Node, Position, SuperstepState, Task, task_order
 from actorgraph.merge import Merge
 
 __all__ = [
@@ -47,12 +47,6 @@ def initial(spec: GraphSpec, node: Node, *, ctx: Any = None) -> Position:
     """
     outbox = route(spec, START, node, step=0, task_id=START, node_id=f"{node.id}", ctx=ctx)
     return _deliver(spec, Position(0), outbox, step=0)
-
-
-def task_order(task_id: str) -> tuple[str, int]:
-    """The sort key of a task id: vertex name, then `Send` index (plain task first)."""
-    vertex, _, index = task_id.partition(":")
-    return (vertex, int(index) if index else -1)
 
 
 def _message_order(message: Message) -> tuple[int, tuple[str, int]]:

@@ -29,6 +29,7 @@ __all__ = [
     "SuperstepState",
     "Task",
     "VertexResult",
+    "task_order",
 ]
 
 S = TypeVar("S")
@@ -59,6 +60,12 @@ class _Unset(enum.Enum):
 
 
 UNSET: Final = _Unset.UNSET
+
+
+def task_order(task_id: str) -> tuple[str, int]:
+    """The sort key of a task id, the planning order: vertex name, then `Send` index (plain task first)."""
+    vertex, _, index = task_id.partition(":")
+    return (vertex, int(index) if index.isdigit() else -1)
 
 
 @dataclass(frozen=True, slots=True, eq=False)

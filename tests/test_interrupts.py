@@ -303,3 +303,19 @@ def test_interrupt_ids_are_recognisable_and_a_plain_mapping_is_an_answer(
     result = app.invoke(ag.Command(resume=answer), thread_id="form")
     assert result.interrupts[0].value == "second?"
     assert app.invoke(ag.Command(resume="ok"), thread_id="form").state == {"answers": [answer, "ok"]}
+
+
+def test_the_interrupts_of_many_sends_are_listed_in_task_order_everywhere(
+    compile_graph: Compile, store: Any
+) -> None:
+    g: ag.Graph = ag.Graph(merge=by_key({"out": append}))
+    g.add_vertex("split", lambda s: s)
+    g.add_vertex("w", lambda s: {"out": [ag.interrupt(s["i"])]})
+    g.add_edge(ag.START, "split")
+    g.add_conditional_edges("split", lambda s: [ag.Send("w", {"i": i}) for i in range(12)], ["w"])
+    g.add_edge("w", ag.END)
+    app = compile_graph(g, checkpointer=store)
+    result = app.invoke({}, thread_id="many")
+    assert [i.value for i in result.interrupts] == list(range(12))  # w:2 before w:10
+    assert [i.value for i in app.get_state("many").interrupts] == list(range(12))
+    assert list(app.get_state("many").superstep.results) == [f"w:{i}" for i in range(12)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from actorgraph._errors import CheckpointError
-from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult
+from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,
@@ -88,7 +88,9 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
     build_nodes(record["nodes"], states, nodes)
     for rec in stored.values():
         build_nodes(rec["nodes"], states, nodes)
-    pending = {task_id: decode_result(rec["result"], nodes) for task_id, rec in stored.items()}
+    pending = {
+        task_id: decode_result(stored[task_id]["result"], nodes) for task_id in sorted(stored, key=task_order)
+    }
     return Loaded(
         row,
         decode_position(record["position"], nodes),

@@ -121,8 +121,11 @@ def test_an_on_error_handler_with_the_wrong_arguments_is_refused_at_compile() ->
 
 def test_close_says_which_vertices_it_waits_for_and_honours_its_timeout() -> None:
     entered, release = threading.Event(), threading.Event()
+    workers: list[threading.Thread] = []
     g: ag.Graph = ag.Graph()
-    g.add_vertex("stuck", lambda s: (entered.set(), release.wait(30), s)[2])
+    g.add_vertex(
+        "stuck", lambda s: (workers.append(threading.current_thread()), entered.set(), release.wait(30), s)[3]
+    )
     g.add_edge(ag.START, "stuck")
     g.add_edge("stuck", ag.END)
     app = g.compile()
@@ -141,3 +144,4 @@ def test_close_says_which_vertices_it_waits_for_and_honours_its_timeout() -> Non
             handle.result(5)
     finally:
         release.set()
+        workers[0].join(5)  # the abandoned actor ends once its call returns

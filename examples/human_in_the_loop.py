@@ -80,6 +80,23 @@ def answers_by_id() -> None:
     assert sorted(result.state["log"]) == ["desk=no", "laptop=yes"]
 
 
+def answered_once() -> None:
+    with approvals().compile(MemoryCheckpointer()) as app:
+        # --8<-- [start:once]
+        result = app.invoke({"items": ["laptop", "desk"], "log": []}, thread_id="buy-2")
+        laptop, desk = result.interrupts
+        answer = ag.Command(resume={laptop.id: "yes"})
+        app.invoke(answer, thread_id="buy-2")
+        try:
+            app.invoke(answer, thread_id="buy-2")  # the same request again: a double click, a retry
+        except ag.ResumeError as exc:
+            print(f"second delivery refused: {str(exc)[:61]}...")
+        still = app.get_state("buy-2").interrupts
+        print(f"still waiting for: {[pending.value for pending in still]}")
+        # --8<-- [end:once]
+    assert [pending.id for pending in still] == [desk.id]
+
+
 def step(name: str) -> Any:
     return lambda s: {**s, "log": [*s["log"], name]}
 
@@ -121,6 +138,7 @@ def update_then_resume() -> None:
 def main() -> None:
     answers_in_order()
     answers_by_id()
+    answered_once()
     breakpoints()
     update_then_resume()
 

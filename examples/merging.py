@@ -175,8 +175,27 @@ def dataclass_and_custom() -> None:
     assert best == {"text": "careful", "score": 0.9}
 
 
+def exactly_once() -> None:
+    # --8<-- [start:exact]
+    graph: ag.Graph[State] = ag.Graph(merge=by_key({"n": add, "log": append}), name="uneven fan-out")
+    for name, step in (("p", 10), ("q", 100), ("w1", 1), ("w2", 1), ("w3", 1)):
+        graph.add_vertex(name, lambda s, name=name, step=step: {"n": s["n"] + step, "log": [*s["log"], name]})
+    for src, dst in (("p", "w1"), ("p", "w2"), ("q", "w3")):
+        graph.add_edge(src, dst)  # p fans out to two workers, q to one
+    for name in ("p", "q"):
+        graph.add_edge(ag.START, name)
+    for name in ("w1", "w2", "w3"):
+        graph.add_edge(name, ag.END)
+    with graph.compile() as app:
+        result = app.invoke({"n": 0, "log": []})
+    print(f"uneven fan-out: n={result.state['n']}, log={result.state['log']}")
+    # --8<-- [end:exact]
+    assert result.state == {"n": 113, "log": ["p", "w1", "w2", "q", "w3"]}
+
+
 def main() -> None:
     plus_five_plus_three()
+    exactly_once()
     three_way_rules()
     lowest_common_ancestor()
     reducers()

@@ -10,13 +10,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 from actorgraph._errors import GraphValidationError
 from actorgraph._types import END, START, RetryPolicy
 from actorgraph.merge import Merge
 
-__all__ = ["GraphBuilder", "check_handler", "takes_ctx"]
+__all__ = ["RETURNS", "GraphBuilder", "Returns", "check_handler", "takes_ctx"]
 
 S = TypeVar("S")
 
@@ -86,6 +86,10 @@ def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
     return second.name in ("ctx", "context") or "Context" in str(annotation)
 
 
+Returns: TypeAlias = Literal["state", "update"]
+RETURNS: Final = ("state", "update")
+
+
 @dataclass(slots=True)
 class _Vertex:
     name: str
@@ -95,6 +99,7 @@ class _Vertex:
     destinations: tuple[str, ...] | None
     concurrency: int
     on_error: Callable[..., Any] | None
+    returns: Returns | None
 
 
 @dataclass(slots=True)
@@ -113,13 +118,22 @@ class GraphBuilder(Generic[S]):
         *,
         name: str | None = None,
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
+        state: type[S] | None = None,
+        returns: Returns = "state",
     ) -> None:
         """Start an empty graph.
 
         Args:
-            merge: `merge(base, states)` for fan-ins; default: three-way per key.
+            merge: `merge(base, states)` for fan-ins; default: the reducers the
+                schema declares (`Annotated[list, append]`), else three-way per key.
             name: the graph's name, used in logs and pictures.
             retry: the retry policy (or policies) of vertices that declare none.
+            state: an optional schema (a TypedDict, dataclass or pydantic model):
+                the input, every vertex's output and every update are checked
+                against it, and states have its type.
+            returns: what vertices return by default: `"state"` (the whole new
+                state) or `"update"` (only the keys they change, applied to
+                their input through the reducers, as in LangGraph).
         """
         if merge is not None and not callable(merge):
             msg = f"Graph(merge=...) must be a function merge(base, states), got {merge!r}"
@@ -127,6 +141,8 @@ class GraphBuilder(Generic[S]):
         self.merge = merge
         self.name = name or "graph"
         self.retry = _policies(retry, "Graph(retry=...)")
+        self.state = state
+        self.returns = _returns(returns, "Graph(returns=...)")
         self._vertices: dict[str, _Vertex] = {}
         self._edges: list[tuple[str, str]] = []
         self._joins: list[tuple[tuple[str, ...], str]] = []
@@ -142,6 +158,7 @@ class GraphBuilder(Generic[S]):
         destinations: Sequence[str] | None = None,
         concurrency: int | None = None,
         on_error: Callable[[Any, BaseException], Any] | None = None,
+        returns: Returns | None = None,
     ) -> GraphBuilder[S]:
         """Add a vertex.
 
@@ -157,6 +174,7 @@ class GraphBuilder(Generic[S]):
                 returns a state (sent along the vertex's edges, like the vertex's
                 own output) or a `Command`, whose `goto` adds targets besides the
                 static edges. In a new process, `error` is a `RecordedError`.
+            returns: `"state"` or `"update"`, for this vertex (default: the graph's).
 
         Returns:
             The graph, for chaining.
@@ -187,6 +205,7 @@ class GraphBuilder(Generic[S]):
             tuple(destinations) if destinations is not None else None,
             concurrency or DEFAULT_CONCURRENCY,
             on_error,
+            _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
         )
         return self
 
@@ -278,6 +297,13 @@ def _check_name(name: Any) -> None:
     if ":" in name:
         msg = f"vertex name {name!r} contains ':', which task ids use; choose another name"
         raise GraphValidationError(msg)
+
+
+def _returns(value: Any, what: str) -> Returns:
+    if value not in RETURNS:
+        msg = f"{what} must be 'state' (the whole new state) or 'update' (the keys it changes), got {value!r}"
+        raise GraphValidationError(msg)
+    return value  # type: ignore[no-any-return]
 
 
 def _policies(retry: RetryPolicy | Sequence[RetryPolicy] | None, what: str) -> tuple[RetryPolicy, ...]:

@@ -71,7 +71,8 @@ class CompiledGraph(Generic[S]):
             input: the input state; None to continue the thread (re-run what
                 failed, pass breakpoints); `Command(resume=...)` to answer interrupts.
             thread_id: names the run's persisted history (needed with a checkpointer).
-            context: any object; vertices read it as `ctx.context`.
+            context: any object; vertices read it as `ctx.context` (default: the
+                `compile(context=...)` object).
             recursion_limit: the most supersteps this invoke may run (default 10,000).
             timeout: seconds before the run is cancelled and `RunTimeoutError` raised.
             checkpoint_id: with `input=None`, replay from this older checkpoint
@@ -265,22 +266,41 @@ class CompiledGraph(Generic[S]):
     def update_state(
         self,
         thread_id: str,
-        state: Any,
+        values: Any,
         *,
         as_vertex: str | None = None,
         checkpoint_id: str | None = None,
+        replace: bool = False,
     ) -> str:
-        """Write a new checkpoint with `state` as the thread's state; history is kept.
+        """Change a thread's state with an update, in a new checkpoint; history is kept.
 
-        Without `as_vertex`, the vertices that were about to run will see `state`
-        instead. With `as_vertex`, routing continues as if that vertex had just
-        produced `state` (messages waiting for it are consumed). With
-        `checkpoint_id`, the update forks from that older checkpoint.
+        `values` is an update: a mapping of some keys, applied to the thread's
+        state through the graph's reducers (`append` appends, `add` adds, a key
+        without a reducer is replaced). With `replace=True`, `values` is the whole
+        new state instead.
+
+        Args:
+            thread_id: the thread.
+            values: the update (or, with `replace=True`, the whole state).
+            as_vertex: None: the vertices about to run see the new state. A
+                vertex name: routing continues as if that vertex had just produced
+                it (messages waiting for it are consumed). `END`: the thread ends
+                with this state (pending interrupts and tasks are dropped).
+                `START`: the state is a new input; `invoke(None, ...)` runs it.
+            checkpoint_id: fork from this older checkpoint instead of the head.
+            replace: `values` is the whole new state, not an update.
 
         Returns:
             The new checkpoint's id.
+
+        Raises:
+            InvalidUpdateError: the update does not fit the state or its schema,
+                a reducer cannot apply it, or `as_vertex` names no vertex; the
+                thread is left as it was.
         """
-        return self._threads.update_state(thread_id, state, as_vertex=as_vertex, checkpoint_id=checkpoint_id)
+        return self._threads.update_state(
+            thread_id, values, as_vertex=as_vertex, checkpoint_id=checkpoint_id, replace=replace
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
@@ -43,6 +43,7 @@ class Graph(GraphBuilder[S]):
         durability: str = "sync",
         clock: Clock | None = None,
         listeners: Sequence[Listener] = (),
+        context: Any = None,
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -56,6 +57,8 @@ class Graph(GraphBuilder[S]):
             clock: where retry backoff sleeps (`actorgraph.testing.FakeClock` in tests).
             listeners: callables that receive every run's events (from several
                 threads; see `actorgraph.events`).
+            context: the default `context=` of every run (clients, settings),
+                so a resume needs no `context=`; a run's own `context=` overrides it.
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
@@ -70,5 +73,6 @@ class Graph(GraphBuilder[S]):
             resolve_breakpoints(interrupt_before, interrupt_after, spec),
             durability,
             tuple(listeners),
+            context,
         )
         return CompiledGraph(settings, clock=clock)

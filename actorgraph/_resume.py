@@ -1,6 +1,8 @@
 """Preparing a run: from a fresh input, from a thread's checkpoint, or from an answer.
 
-- A state as input starts a run (a new thread, or a new run on a finished one).
+- A state as input starts a run (a new thread, or a new run on a finished one,
+  whose input is an update to the thread's last state: see `_inputs.py`);
+  `Command(goto=..., update=...)` starts one at `goto`.
 - `None` continues the thread: failed tasks run again, breakpoints are passed,
   and unanswered interrupts stay pending. With `checkpoint_id`, it replays from
   an older checkpoint instead, forking the thread's history.
@@ -12,21 +14,21 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorgraph._context import is_interrupt_id
-from actorgraph._copy import copy_state
-from actorgraph._errors import ActorGraphError, CheckpointError, ResumeError
+from actorgraph._answers import answers_for
+from actorgraph._errors import ActorGraphError, CheckpointError
+from actorgraph._inputs import start_position, updated_state
 from actorgraph._lineage import distinct
 from actorgraph._recorder import DURABILITY, Durability, Recorder, encode_new_states
 from actorgraph._run import Breakpoints, RunSetup
 from actorgraph._spec import GraphSpec
-from actorgraph._superstep import current_state, initial, replace_state, status_of
-from actorgraph._task import TaskEnv, apply_update
-from actorgraph._types import UNSET, Command, Interrupt, Node, Position, RunResult, Send, Snapshot
+from actorgraph._superstep import current_state, replace_state, state_of
+from actorgraph._task import TaskEnv
+from actorgraph._types import UNSET, Command, Node, Position, RunResult
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -76,6 +78,7 @@ class GraphSettings:
     breakpoints: Breakpoints
     durability: str
     listeners: tuple[Callable[[Any], None], ...] = ()
+    context: Any = None
 
 
 def resolve_breakpoints(
@@ -114,11 +117,7 @@ def prepare(
     if cp is None or request.thread_id is None:
         return _unrecorded(settings, input_, request, prefix, common)
     thread = _Thread.open(settings, request, prefix)
-    if (
-        isinstance(input_, Command)
-        and (input_.resume is not UNSET or input_.update is not None)
-        and not input_.goto
-    ):
+    if isinstance(input_, Command) and not input_.goto:
         return thread.answer(input_, common)
     if input_ is None:
         return thread.resume(common)
@@ -155,9 +154,14 @@ def _unrecorded(
     if request.checkpoint_id is not None:
         msg = "checkpoint_id=... needs a graph compiled with a checkpointer"
         raise ActorGraphError(msg)
-    node = Node(f"{prefix}0:input", input_state(input_))
-    env = TaskEnv(node_prefix=prefix, thread_id=request.thread_id, context=request.context)
-    return RunSetup(position=initial(settings.spec, node), env=env, **common)
+    env = TaskEnv(node_prefix=prefix, thread_id=request.thread_id, context=_context(settings, request))
+    position = start_position(settings.spec, None, input_, f"{prefix}0:input")
+    return RunSetup(position=position, env=env, **common)
+
+
+def _context(settings: GraphSettings, request: RunRequest) -> Any:
+    """The run's `context=`, or the compiled graph's default."""
+    return request.context if request.context is not None else settings.context
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +187,7 @@ class _Thread:
         env = TaskEnv(
             node_prefix=prefix,
             thread_id=thread_id,
-            context=request.context,
+            context=_context(settings, request),
             encode=lambda own, result: encode_new_states(store, thread_id, own, result),
         )
         loaded = load(store, thread_id, request.checkpoint_id)
@@ -221,7 +225,16 @@ class _Thread:
     def answer(self, command: Command, common: dict[str, Any]) -> RunSetup:
         """Answer pending interrupts (and apply `Command(update=...)`), then continue."""
         loaded = self._existing()
-        answers, passed, position = _answer(loaded, command, self.prefix, self.settings.spec)
+        answers: dict[str, Any] = {}
+        passed: frozenset[str] = frozenset()
+        if command.resume is not UNSET:
+            answers, passed = answers_for(loaded, command.resume)
+        elif command.update is None:
+            msg = "an empty Command() as input does nothing: give it resume=..., update=... or goto=..."
+            raise ActorGraphError(msg)
+        position = loaded.position
+        if command.update is not None:
+            position = _updated(position, command.update, f"{self.prefix}update", self.settings.spec)
         changed = position is not loaded.position
         source = "update" if changed else ("fork" if self.replaying else "loop")
         return RunSetup(
@@ -252,13 +265,14 @@ class _Thread:
         )
 
     def start(self, input_: Any, common: dict[str, Any]) -> RunSetup:
-        """A new input on this thread (a new thread, or a new run after the last one)."""
+        """A new input on this thread: a new thread, or a new run continuing from its last state."""
         loaded = self.loaded
         if loaded is not None and not self.request.options.discard_pending and not self.replaying:
             _refuse_if_unfinished(loaded, self.thread_id)
-        node = Node(f"{self.prefix}0:input", input_state(input_))
+        spec = self.settings.spec
+        base = state_of(loaded.position, spec.merge) if loaded is not None else None
         return RunSetup(
-            position=initial(self.settings.spec, node),
+            position=start_position(spec, base, input_, f"{self.prefix}0:input"),
             env=self.env,
             recorder=self.recorder("fork" if self.replaying else "input", known=False),
             record_start=True,
@@ -292,75 +306,18 @@ def _refuse_if_unfinished(loaded: Loaded, thread_id: str) -> None:
     )
     msg = (
         f"thread {thread_id!r} has an unfinished superstep {loaded.position.step + 1} "
-        f"({', '.join(kinds)}); {how}, or pass options=RunOptions(discard_pending=True) "
-        "to drop it and start over with this input"
+        f"({', '.join(kinds)}), so it takes no new input yet; {how}, or pass "
+        "options=RunOptions(discard_pending=True) to drop that superstep and apply this input "
+        "to the thread's state"
     )
     raise ActorGraphError(msg)
 
 
-def _answer(
-    loaded: Loaded, command: Command, prefix: str, spec: GraphSpec
-) -> tuple[dict[str, Any], frozenset[str], Position]:
-    """Which tasks get which answers, which breakpoints pass, and the position to run."""
-    pending = {i.id: i for i in loaded.interrupts}
-    if not pending and command.resume is not UNSET:
-        raise _nothing_to_answer(loaded)
-    chosen = _match(command.resume, pending) if command.resume is not UNSET else {}
-    answers: dict[str, Any] = {}
-    passed: set[str] = set()
-    for interrupt_id, value in chosen.items():
-        interrupt = pending[interrupt_id]
-        if interrupt.kind == "interrupt":
-            answers[interrupt.task_id] = value
-        else:
-            passed.add(interrupt.task_id)
-    position = loaded.position
-    if command.update is not None:
-        position = _updated(position, command.update, prefix, spec)
-    return answers, frozenset(passed), position
-
-
-def _nothing_to_answer(loaded: Loaded) -> ResumeError:
-    status = status_of(loaded.position, loaded.superstep, loaded.pauses)
-    advice = {
-        "error": "its last superstep failed: fix the cause and re-run the failed tasks with "
-        "invoke(None, thread_id=...)",
-        "done": "its run is done: give it a new input to start the next run",
-    }.get(status, "continue it with invoke(None, thread_id=...)")
-    msg = (
-        f"thread {loaded.row.thread_id!r} waits for no answer (status {status!r}), so "
-        f"Command(resume=...) has nothing to answer; {advice}"
-    )
-    return ResumeError(msg)
-
-
-def _match(resume: Any, pending: Mapping[str, Interrupt]) -> dict[str, Any]:
-    """Interrupt id -> answer. A mapping that names any interrupt id is always an id map."""
-    listing = ", ".join(f"{i} ({p.vertex})" for i, p in pending.items())
-    if isinstance(resume, Mapping) and any(is_interrupt_id(k) or k in pending for k in resume):
-        unknown = [k for k in resume if k not in pending]
-        if unknown:
-            msg = (
-                f"Command(resume=...) answers interrupt id(s) {unknown} that are not pending (answered "
-                f"already, or asked in another thread), so nothing was applied; the pending "
-                f"interrupts are: {listing}"
-            )
-            raise ResumeError(msg)
-        return dict(resume)
-    if len(pending) == 1:
-        return {next(iter(pending)): resume}
-    msg = (
-        f"{len(pending)} interrupts are pending, so a bare resume value is ambiguous; pass "
-        f"Command(resume={{interrupt_id: value, ...}}) with some of: {listing}"
-    )
-    raise ResumeError(msg)
-
-
-def _updated(position: Position, update: Any, prefix: str, spec: GraphSpec) -> Position:
-    state = current_state(position, spec.merge)
+def _updated(position: Position, update: Any, node_id: str, spec: GraphSpec) -> Position:
+    """`position` with `Command(update=...)` applied to its state (the vertices about to run see it)."""
+    state = updated_state(spec, current_state(position, spec.merge), update, "Command(update=...)")
     live = distinct(m.node for m in position.messages())
-    node = Node.child(f"{prefix}update", apply_update(state, copy_state(update)), *live)
-    return replace_state(position, node)
+    return replace_state(position, Node.child(node_id, state, *live))
 
 
 def _pending_after_update(loaded: Loaded, position: Position) -> dict[str, Any]:
@@ -368,25 +325,3 @@ def _pending_after_update(loaded: Loaded, position: Position) -> dict[str, Any]:
     if position is loaded.position:
         return dict(loaded.pending)
     return {k: r for k, r in loaded.pending.items() if r.status != "ok"}
-
-
-def input_state(value: Any) -> Any:
-    """A private copy of a run's input, refusing what is not a state."""
-    if value is None:
-        msg = (
-            "invoke(None) resumes a thread, but there is nothing to resume: this graph has no "
-            "checkpointer or no thread_id was given; pass an input state"
-        )
-        raise ActorGraphError(msg)
-    if isinstance(value, (Send, Interrupt, RunResult, Snapshot, Command)):
-        msg = (
-            f"the input must be a state (a dict, a dataclass, ...), got a {type(value).__name__}; "
-            "Send and Command(goto=...) are returned by vertices and routers, and "
-            "Command(resume=...) needs a checkpointer and a thread_id"
-        )
-        raise ActorGraphError(msg)
-    try:
-        return copy_state(value)
-    except Exception as exc:
-        msg = f"the input state cannot be copied ({type(exc).__name__}: {exc}); states must be deep-copyable"
-        raise ActorGraphError(msg) from exc

@@ -25,6 +25,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
     node_id: str,
     goto: Any = (),
     ctx: Any = None,
+    static: bool = True,
 ) -> tuple[Message, ...]:
     """The outbox of `source` after it produced `node`.
 
@@ -37,6 +38,8 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         node_id: the id prefix for the versions of `Send` states.
         goto: targets from `Command(goto=...)`.
         ctx: the task's `Context`, for routers that take it.
+        static: False to send only to `goto`, ignoring the source's edges and
+            routers (a run started with `Command(goto=...)`).
 
     Returns:
         The messages, in order: plain edges, joins, routers, goto. A state that
@@ -47,14 +50,16 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         RoutingError: a router raised, returned None, or named an unknown target,
             or a goto left the vertex's destinations.
     """
-    out = [Message(t, node, task_id, step=step) for t in spec.edges.get(source, ())]
-    out.extend(
-        Message(j.target, node, task_id, step=step, join=j.id) for j in spec.joins_from.get(source, ())
-    )
-    sends = 0
+    out: list[Message] = []
     targets: list[str | Send] = []
-    for router in spec.routers.get(source, ()):
-        targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
+    if static:
+        out.extend(Message(t, node, task_id, step=step) for t in spec.edges.get(source, ()))
+        out.extend(
+            Message(j.target, node, task_id, step=step, join=j.id) for j in spec.joins_from.get(source, ())
+        )
+        for router in spec.routers.get(source, ()):
+            targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
+    sends = 0
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
     for target in targets:

@@ -1,6 +1,6 @@
 """The frozen, validated description of a graph that every run reads.
 
-Built by `Graph.compile()` (see `_compile.py`); read by the pure superstep logic
+Built by `Graph.compile()` (see `_validate.py`); read by the pure superstep logic
 and the actors. Records only: no behaviour beyond small lookups.
 """
 
@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from actorgraph._schema import Schema
 from actorgraph._types import Merge, RetryPolicy
 
 __all__ = ["GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
@@ -29,6 +30,7 @@ class VertexSpec:
         concurrency: the most actors this vertex runs at once.
         on_error: `handler(state, error)` run after the retries are spent, or None.
         is_async: whether `fn` is a coroutine function.
+        returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
     """
 
     name: str
@@ -40,6 +42,7 @@ class VertexSpec:
     concurrency: int = 32
     on_error: Callable[..., Any] | None = None
     is_async: bool = False
+    returns: str = "state"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,7 @@ class GraphSpec:
         joins: every join edge.
         joins_from: source -> the joins it delivers to.
         merge: the merge function.
+        schema: the state schema, or None (nothing is checked).
     """
 
     name: str
@@ -95,3 +99,12 @@ class GraphSpec:
     joins: tuple[JoinSpec, ...]
     joins_from: Mapping[str, tuple[JoinSpec, ...]]
     merge: Merge
+    schema: Schema | None = None
+
+    def checked(self, state: Any, who: str) -> Any:
+        """`state` checked against the schema (and given its type); unchanged without one.
+
+        Raises:
+            InvalidUpdateError: the state does not fit the schema.
+        """
+        return state if self.schema is None else self.schema.check(state, who)

@@ -31,6 +31,7 @@ __all__ = [
     "initial",
     "plan",
     "replace_state",
+    "state_of",
     "status_of",
     "task_order",
     "waiting_joins",
@@ -39,13 +40,13 @@ __all__ = [
 _TRIM_EVERY = 32  # supersteps between attempts to forget lineage no merge can need
 
 
-def initial(spec: GraphSpec, node: Node, *, ctx: Any = None) -> Position:
-    """The position after the input is recorded (step 0): routed from START.
+def initial(spec: GraphSpec, node: Node, *, goto: Any = ()) -> Position:
+    """The position after the input is recorded (step 0): routed from START, or to `goto`.
 
     Raises:
-        RoutingError: a router on START returned an unknown target.
+        RoutingError: a router on START failed, or a target is unknown.
     """
-    outbox = route(spec, START, node, step=0, task_id=START, node_id=f"{node.id}", ctx=ctx)
+    outbox = route(spec, START, node, step=0, task_id=START, node_id=node.id, goto=goto, static=not goto)
     return _deliver(spec, Position(0), outbox, step=0)
 
 
@@ -225,6 +226,11 @@ def final_state(pos: Position, merge: Merge) -> Any:
     if not messages:
         return None
     return merge_located([m.node for m in messages], [m.sender for m in messages], merge, pos.step)
+
+
+def state_of(pos: Position, merge: Merge) -> Any:
+    """The state a thread holds at `pos`: its result when the run is done, else its current state."""
+    return final_state(pos, merge) if pos.done else current_state(pos, merge)
 
 
 def current_state(pos: Position, merge: Merge) -> Any:

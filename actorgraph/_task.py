@@ -9,7 +9,6 @@ state, and returns a `VertexResult` whose status is `ok`, `error` or
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import time
@@ -24,9 +23,10 @@ from actorgraph._lineage import distinct, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._types import UNSET, Command, ErrorInfo, Interrupt, Node, Send, Task, VertexResult
+from actorgraph._update import apply_update
 from actorgraph.merge import has_keys, works_by_key
 
-__all__ = ["TaskEnv", "apply_update", "input_node", "run_attempt"]
+__all__ = ["TaskEnv", "input_node", "run_attempt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,24 +71,6 @@ def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
         return nodes[0]
     merged = merge_located([m.node for m in inputs], [m.sender for m in inputs], spec.merge, task.step)
     return Node.child(f"{node_id}<", merged, *nodes)
-
-
-def apply_update(state: Any, update: Any) -> Any:
-    """`state` with the keys of `update` replaced (what `Command(update=...)` does)."""
-    if not isinstance(update, Mapping):
-        msg = f"Command(update=...) needs a mapping of keys to new values, got {type(update).__name__}"
-        raise InvalidUpdateError(msg)
-    if isinstance(state, Mapping):
-        return {**state, **update}
-    if dataclasses.is_dataclass(state) and not isinstance(state, type):
-        return dataclasses.replace(state, **update)
-    if hasattr(state, "model_copy"):
-        return state.model_copy(update=dict(update))
-    msg = (
-        f"Command(update=...) cannot update a state of type {type(state).__name__}; "
-        "return the whole new state instead"
-    )
-    raise InvalidUpdateError(msg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,30 +190,53 @@ def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo 
 
 
 def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
-    """The new version and the goto targets of what a vertex returned."""
-    if returned is None:
-        return node_in, ()
+    """The new version and the goto targets of what a vertex returned.
+
+    A whole-state vertex returns the new state; an update vertex returns the keys
+    it changes, applied to its input through the reducers; either may return None
+    (no change) or a `Command`, whose `update` is always an update.
+    """
+    who = f"vertex {task.vertex!r}"
+    goto: Any = ()
     if isinstance(returned, Command):
         if returned.resume is not UNSET:
             msg = (
-                f"vertex {task.vertex!r} returned Command(resume=...); resume answers are "
+                f"{who} returned Command(resume=...); resume answers are "
                 "passed to invoke(Command(resume=...)), not returned by vertices"
             )
             raise InvalidUpdateError(msg)
-        if returned.update is None:
-            return node_in, returned.goto
-        return Node.child(node_id, apply_update(node_in.state, returned.update), node_in), returned.goto
-    if isinstance(returned, (Send, Interrupt)):
+        goto, returned = returned.goto, returned.update
+        new = node_in.state if returned is None else _updated(spec, node_in.state, returned, who)
+    elif returned is None:
+        return node_in, ()
+    elif isinstance(returned, (Send, Interrupt)):
         msg = (
-            f"vertex {task.vertex!r} returned a {type(returned).__name__}; return the new "
+            f"{who} returned a {type(returned).__name__}; return the new "
             "state, and send with a router or Command(goto=Send(...))"
         )
         raise InvalidUpdateError(msg)
-    if works_by_key(spec.merge) and has_keys(node_in.state) and not has_keys(returned):
+    elif spec.vertices[task.vertex].returns == "update":
+        new = _updated(spec, node_in.state, returned, who)
+    else:
+        _refuse_keyless(spec, who, node_in.state, returned)
+        new = spec.checked(returned, who)
+    if new is node_in.state:
+        return node_in, goto
+    return Node.child(node_id, new, node_in), goto
+
+
+def _updated(spec: GraphSpec, state: Any, update: Any, who: str) -> Any:
+    if spec.schema is not None and isinstance(update, Mapping):
+        spec.schema.check_update(update, who)
+    return spec.checked(apply_update(state, update, spec.merge, who=who), who)
+
+
+def _refuse_keyless(spec: GraphSpec, who: str, given: Any, returned: Any) -> None:
+    """A key-by-key graph cannot merge a state without keys: say so at the vertex, not at a later merge."""
+    if works_by_key(spec.merge) and has_keys(given) and not has_keys(returned):
         msg = (
-            f"vertex {task.vertex!r} returned a {type(returned).__name__}, but this graph merges its "
-            f"states key by key and the vertex was given a {type(node_in.state).__name__}; return the "
-            "whole new state (None keeps the input; Command(update=...) changes some keys)"
+            f"{who} returned a {type(returned).__name__}, but this graph merges its states key by "
+            f"key and the vertex was given a {type(given).__name__}; return the whole new state "
+            "(None keeps the input; Command(update=...) changes some keys)"
         )
         raise InvalidUpdateError(msg)
-    return Node.child(node_id, returned, node_in), ()

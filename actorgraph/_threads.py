@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from typing import Any
 
-from actorgraph._copy import copy_state
-from actorgraph._errors import ActorGraphError, MergeConflictError
+from actorgraph._errors import ActorGraphError, InvalidUpdateError, MergeConflictError
+from actorgraph._inputs import updated_state
 from actorgraph._lineage import distinct
 from actorgraph._recorder import Recorder
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._spec import GraphSpec
-from actorgraph._superstep import current_state, deliver_as, final_state, replace_state, status_of
-from actorgraph._types import ErrorInfo, Node, Snapshot
+from actorgraph._superstep import deliver_as, initial, replace_state, state_of, status_of
+from actorgraph._types import END, START, ErrorInfo, Message, Node, Position, Snapshot
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -29,7 +30,7 @@ def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
     status = status_of(pos, superstep, loaded.pauses)
     error = None
     try:
-        state = final_state(pos, spec.merge) if pos.done else current_state(pos, spec.merge)
+        state = state_of(pos, spec.merge)
     except MergeConflictError as exc:  # the thread must stay readable, to be repaired
         state, status, error = None, "error", ErrorInfo.from_exception(exc, retryable=False)
     return Snapshot(
@@ -96,29 +97,52 @@ class Threads:
                 out.setdefault(vertex, status)
         return out
 
+    def _base(self, pos: Position, replace: bool) -> Any:
+        """The state an update applies to (none is needed to replace it)."""
+        if replace:
+            return None
+        try:
+            return state_of(pos, self.spec.merge)
+        except MergeConflictError as exc:
+            msg = (
+                f"the thread's state cannot be computed ({exc}), so an update has nothing to apply to; "
+                "give the whole repaired state with update_state(..., replace=True)"
+            )
+            raise InvalidUpdateError(msg) from exc
+
     def update_state(
-        self, thread_id: str, state: Any, *, as_vertex: str | None, checkpoint_id: str | None
+        self,
+        thread_id: str,
+        values: Any,
+        *,
+        as_vertex: str | None,
+        checkpoint_id: str | None,
+        replace: bool,
     ) -> str:
-        """Write an "update" checkpoint holding `state`; return its id."""
+        """Write an "update" checkpoint with `values` applied to the thread's state; return its id."""
         store = self._store()
         loaded = self._load(thread_id, checkpoint_id)
         head = store.get(thread_id)
-        if as_vertex is not None and as_vertex not in self.spec.vertices:
+        if as_vertex is not None and as_vertex not in (*self.spec.vertices, START, END):
             known = ", ".join(self.spec.vertices)
-            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known})"
-            raise ActorGraphError(msg)
+            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known}; or START, END)"
+            raise InvalidUpdateError(msg)
         pos = loaded.position
+        who = "update_state(...)"
+        state = updated_state(self.spec, self._base(pos, replace), values, who, replace=replace)
         live = distinct(m.node for m in pos.messages())
-        node = Node.child(f"{uuid.uuid4().hex[:12]}/update", copy_state(state), *live)
+        node = Node.child(f"{uuid.uuid4().hex[:12]}/update", state, *live)
+        carried = [
+            r for r in loaded.pending.values() if r.status != "ok" and as_vertex not in (r.vertex, START, END)
+        ]
         if as_vertex is None:
             updated = replace_state(pos, node)
+        elif as_vertex == END:  # the thread ends here: nothing pending, nothing in flight
+            updated = Position(pos.step, finished=(Message(END, node, "update_state", step=pos.step),))
+        elif as_vertex == START:  # the values are a new input: the next invoke(None) starts over
+            updated = dataclasses.replace(initial(self.spec, node), step=pos.step)
         else:
             updated = deliver_as(self.spec, pos, as_vertex, node)
-        carried = [
-            r
-            for r in loaded.pending.values()
-            if r.status != "ok" and (as_vertex is None or r.vertex != as_vertex)
-        ]
         recorder = Recorder(
             store,
             thread_id,

@@ -8,9 +8,10 @@ from typing import Any
 
 from actorgraph._builder import GraphBuilder, check_handler, takes_ctx
 from actorgraph._errors import GraphValidationError
+from actorgraph._schema import Schema
 from actorgraph._spec import GraphSpec, JoinSpec, RouterSpec, VertexSpec
 from actorgraph._types import END, START
-from actorgraph.merge import three_way
+from actorgraph.merge import Merge, by_key, three_way
 
 __all__ = ["GraphValidationWarning", "build_spec"]
 
@@ -45,6 +46,7 @@ def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
             joins_from.setdefault(src, []).append(join)
     _check_exits(vertices, edges, routers, joins_from)
     _check_reachable(vertices, edges, routers, joins)
+    schema = Schema(graph.state) if graph.state is not None else None
     return GraphSpec(
         name=graph.name,
         vertices={name: _vertex_spec(v, graph) for name, v in vertices.items()},
@@ -52,8 +54,15 @@ def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
         routers={k: tuple(v) for k, v in routers.items()},
         joins=tuple(joins),
         joins_from={k: tuple(v) for k, v in joins_from.items()},
-        merge=graph.merge or three_way,
+        merge=graph.merge
+        or (by_key(schema.reducers) if schema is not None and schema.reducers else three_way),
+        schema=schema,
     )
+
+
+def _declared_merge(schema: Schema | None) -> Merge:
+    """The merge a schema declares with `Annotated[type, reducer]`, or the three-way default."""
+    return by_key(schema.reducers) if schema is not None and schema.reducers else three_way
 
 
 class _Names:
@@ -123,6 +132,7 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
         concurrency=v.concurrency,
         on_error=v.on_error,
         is_async=inspect.iscoroutinefunction(v.fn),
+        returns=v.returns or graph.returns,
     )
 
 

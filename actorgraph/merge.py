@@ -22,12 +22,12 @@ operator.add]` habit does not duplicate the base.
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from actorgraph._errors import ConfigError, InvalidUpdateError, MergeConflictError
+from actorgraph._fields import fields, rebuild
 from actorgraph._types import Merge
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "Reducer",
     "add",
     "append",
+    "apply_rule",
     "by_key",
     "has_keys",
     "merge_dicts",
@@ -74,12 +75,13 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class Reducer:
-    """A change-aware reducer: combines the branches' changes to one key.
+    """A change-aware reducer: combines the branches' changes to one key, and applies updates.
 
     Subclasses implement `merge(base, values)`, where `base` is the key's value
     in the merge base (or `MISSING`) and `values` are the values (or `MISSING`
     for a deletion) of the branches that changed it, in task order. A reducer is
-    also a plain binary function, `reducer(a, b)`.
+    also a plain binary function, `reducer(old, new)`: its *apply rule*, how an
+    update's value for the key lands on the state's (`append`: `old + new`).
     """
 
     name = "reducer"
@@ -89,7 +91,7 @@ class Reducer:
         raise NotImplementedError
 
     def __call__(self, a: Any, b: Any) -> Any:
-        """Combine two values as if `b` had been added on top of `a`."""
+        """Apply `b` on top of `a` (the apply rule of an update)."""
         return self.merge(MISSING, [a, b])
 
     def __repr__(self) -> str:
@@ -248,44 +250,17 @@ merge_dicts: Final[Reducer] = _MergeDicts()
 _ALIASES: Final[dict[Any, Reducer]] = {operator.add: add, operator.iadd: add}
 
 
-# -- reading and rebuilding states -------------------------------------------------
-
-
-def _fields(state: Any) -> Mapping[str, Any] | None:
-    """A state's keys, or None when the state has none (merged as a whole)."""
-    if isinstance(state, Mapping):
-        return state
-    if dataclasses.is_dataclass(state) and not isinstance(state, type):
-        return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
-    dump = getattr(state, "model_dump", None)
-    if callable(dump) and hasattr(state, "model_copy"):
-        return {name: getattr(state, name) for name in type(state).model_fields}
-    return None
+# -- reading states ------------------------------------------------------------------
 
 
 def has_keys(state: Any) -> bool:
     """Whether a key-by-key merge can read `state`: a mapping, a dataclass instance or a pydantic model."""
-    return _fields(state) is not None
+    return fields(state) is not None
 
 
 def works_by_key(merge: Merge) -> bool:
     """Whether `merge` merges states key by key (`three_way`, and every `by_key(...)` merge)."""
     return merge is three_way or getattr(merge, "reducers", None) is not None
-
-
-def _rebuild(template: Any, merged: dict[str, Any]) -> Any:
-    """A state of `template`'s kind holding `merged`."""
-    if isinstance(template, Mapping):
-        if type(template) is dict:
-            return merged
-        factory: Any = type(template)
-        try:
-            return factory(merged)
-        except TypeError:
-            return merged
-    if dataclasses.is_dataclass(template) and not isinstance(template, type):
-        return dataclasses.replace(template, **merged)
-    return template.model_copy(update=merged)
 
 
 def _key_order(base: Mapping[str, Any], branches: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -321,23 +296,23 @@ def _merge_states(base: Any, states: Sequence[Any], reducers: Mapping[str, Any],
         return base
     if len(states) == 1:
         return states[0]
-    branches = [_fields(s) for s in states]
+    branches = [fields(s) for s in states]
     if any(b is None for b in branches):
         return _merge_whole(base, states, reducers.get(STATE_KEY, default))
-    base_fields = _fields(base)
+    base_fields = fields(base)
     if base_fields is None:
         base_fields = {}
-    fields: list[Mapping[str, Any]] = branches  # type: ignore[assignment]
+    keyed: list[Mapping[str, Any]] = branches  # type: ignore[assignment]
     merged: dict[str, Any] = {}
-    for key in _key_order(base_fields, fields):
+    for key in _key_order(base_fields, keyed):
         old = base_fields.get(key, MISSING)
         changed = [
-            (i, value) for i, branch in enumerate(fields) if not _same(value := branch.get(key, MISSING), old)
+            (i, value) for i, branch in enumerate(keyed) if not _same(value := branch.get(key, MISSING), old)
         ]
         value = _combine(key, old, changed, reducers.get(key, default)) if changed else old
         if value is not MISSING:
             merged[key] = value
-    return _rebuild(states[-1], merged)
+    return rebuild(states[-1], merged)
 
 
 def _merge_whole(base: Any, states: Sequence[Any], reducer: Any) -> Any:
@@ -389,7 +364,23 @@ def by_key(reducers: Mapping[str, Any], default: Any = None) -> Merge:
 
     merge.__name__ = merge.__qualname__ = f"by_key({_describe(table)})"
     merge.reducers = table  # type: ignore[attr-defined]
+    merge.default = default  # type: ignore[attr-defined]
     return merge
+
+
+def apply_rule(merge: Merge, key: str) -> Any:
+    """How an update's value for `key` lands on a state under `merge`: `rule(old, new)`, or None to replace.
+
+    `by_key` merges apply each key's reducer (its binary form: `append` is
+    `old + new`, `add` sums, `union` unites, `merge_dicts` updates, a custom
+    `f(old, new)` is called); every other key, and every key of another merge,
+    is replaced.
+    """
+    reducers = getattr(merge, "reducers", None)
+    if reducers is None:
+        return None
+    rule = reducers.get(key, getattr(merge, "default", None))
+    return _ALIASES.get(rule, rule)
 
 
 def _describe(table: Mapping[str, Any]) -> str:

@@ -58,6 +58,7 @@ PUBLIC = {
         "Reducer",
         "add",
         "append",
+        "apply_rule",
         "by_key",
         "has_keys",
         "merge_dicts",
@@ -127,9 +128,11 @@ def test_only_public_modules_have_public_names() -> None:
 # -- layering ------------------------------------------------------------------------------------
 
 LAYERS: dict[str, list[str]] = {
-    "records": ["_types", "_errors", "_spec", "_events"],
+    "records": ["_types", "_errors", "_schema", "_spec", "_events"],
     "pure logic": [
+        "_fields",
         "merge",
+        "_update",
         "_lineage",
         "_superstep",
         "_routing",
@@ -154,7 +157,7 @@ LAYERS: dict[str, list[str]] = {
         "_recorder",
         "_runtime",
     ],
-    "facade": ["_resume", "_threads", "_stream", "_compiled", "_graph"],
+    "facade": ["_inputs", "_answers", "_resume", "_threads", "_stream", "_compiled", "_graph"],
     "edges": ["logging", "testing", "events", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}

@@ -238,7 +238,8 @@ def test_new_input_on_a_failed_thread_is_refused_unless_discarded(compile_graph:
         app.invoke({"n": 2}, thread_id="x")
     with pytest.raises(ag.VertexError):
         app.invoke({"n": 2}, thread_id="x", options=ag.RunOptions(discard_pending=True))
-    assert app.get_state("x").superstep.results["good"].state == {"n": 7}
+    # the input is an update to the thread's state: add gives 1 + 2, then good adds 5
+    assert app.get_state("x").superstep.results["good"].state == {"n": 8}
 
 
 def test_new_input_on_a_finished_thread_continues_its_history(compile_graph: Compile, store: Any) -> None:
@@ -476,6 +477,8 @@ def test_a_conflict_at_end_is_located_and_the_thread_stays_readable_and_repairab
     assert snap.error is not None and "'k'" in snap.error.message
     assert [t.thread_id for t in store.threads(status="error")] == ["clash"]
     assert "class v0 ok" in app.draw_mermaid(thread_id="clash")
-    app.update_state("clash", {"k": 3})
+    with pytest.raises(ag.InvalidUpdateError, match=r"merge conflict.*replace=True"):
+        app.update_state("clash", {"k": 3})
+    app.update_state("clash", {"k": 3}, replace=True)
     repaired = app.get_state("clash")
     assert repaired.state == {"k": 3} and repaired.status == "done"

@@ -15,6 +15,8 @@ from actorgraph.merge import append, by_key
 
 # --8<-- [start:state]
 class State(TypedDict):
+    """The agent's state: its conversation."""
+
     messages: Annotated[list[dict[str, Any]], operator.add]  # as in LangGraph: the reducer is declared here
 
 

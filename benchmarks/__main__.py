@@ -9,7 +9,7 @@ import platform
 import sys
 
 from benchmarks import core, isolation, persistence, startup, streaming
-from benchmarks.harness import Row, measure, table
+from benchmarks.harness import Floor, Row, measure, table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,14 +22,15 @@ def main(argv: list[str] | None = None) -> int:
         print("LangGraph is not installed (pip install -e '.[bench]'): its column shows n/a\n")
     print(f"Python {platform.python_version()} on {platform.machine()}, {_cpus()} CPUs\n")
     rows = []
+    floor = Floor()
     for workload in core.WORKLOADS:
         if args.only and args.only not in workload.name:
             continue
         chosen = workload if have_langgraph else dataclasses.replace(workload, langgraph=None)
-        rows.append(measure(chosen, args.repeat))
+        rows.append(measure(chosen, args.repeat, floor))
         print(f"  measured: {workload.name}", file=sys.stderr)
     if rows:
-        print(table(rows, "Core engine (median of %d runs)" % args.repeat))
+        print(table(rows, "Core engine (median of %d runs)" % args.repeat, floor))
     if not args.only or "stream" in args.only:
         print()
         print(streaming_table(streaming.rows(args.repeat), args.repeat))

@@ -116,10 +116,15 @@ def initial_state(desc: Desc) -> dict[str, Any]:
 
 
 def merge_for(desc: Desc) -> Merge:
-    """The graph's merge: a reducer for every key the tasks touch, except `seen`."""
+    """The graph's merge: a reducer for every key the tasks touch, except `seen`.
+
+    Update-style vertices cannot delete a `Send`'s `item`, so it gets `replace` there.
+    """
     reducers: dict[str, Any] = {"log": append, "n": add}
     if desc.get("extras"):
         reducers |= {"last": replace, "tags": union, "meta": merge_dicts, "best": max}
+    if desc.get("style") == "update":
+        reducers["item"] = replace
     return by_key(reducers)
 
 
@@ -127,12 +132,27 @@ def vertex_fn(desc: Desc, index: int) -> Callable[[dict[str, Any], ag.Context[An
     """The function of vertex `index`: one token, one power of two, one change per reducer."""
     extras = bool(desc.get("extras"))
     seer = desc.get("seer") == index
+    updates = desc.get("style") == "update"
+
+    def changes(token: str, step: int) -> dict[str, Any]:
+        """The same changes as an update (returns="update"): what each reducer adds."""
+        change: dict[str, Any] = {"log": [token], "n": 2 ** task_bit(token)}
+        if extras:
+            change |= {"last": token, "tags": [token], "meta": {token: step}, "best": task_number(token)}
+        if seer:
+            change["seen"] = True
+        return change
 
     def run(state: dict[str, Any], ctx: ag.Context[Any]) -> dict[str, Any]:
         token = token_of(ctx)
         probe: Probe | None = ctx.context
         if probe is not None:
             probe.started(token)
+        if updates:
+            change = changes(token, ctx.step)
+            if probe is not None:
+                probe.finished(token)
+            return change
         new = {k: v for k, v in state.items() if k != "item"}
         new["log"] = [*state["log"], token]
         new["n"] = state["n"] + 2 ** task_bit(token)
@@ -178,7 +198,7 @@ def router_targets(rule: dict[str, Any]) -> list[str]:
 
 def build(desc: Desc) -> ag.Graph:
     """The graph `desc` describes."""
-    g: ag.Graph = ag.Graph(merge=merge_for(desc), name="exactness")
+    g: ag.Graph = ag.Graph(merge=merge_for(desc), name="exactness", returns=desc.get("style", "state"))
     for i in range(desc["size"]):
         g.add_vertex(vertex_name(i), vertex_fn(desc, i))
     for i in desc["start"]:
@@ -201,6 +221,7 @@ def complete(  # noqa: PLR0913 - the parts of a description, as drawn
     *,
     seer: int,
     extras: bool,
+    style: str = "state",
 ) -> Desc:
     """A valid description from drawn parts: every vertex reached from somewhere, and with a way out.
 
@@ -224,6 +245,7 @@ def complete(  # noqa: PLR0913 - the parts of a description, as drawn
         "routers": [dict(r) for r in routers],
         "seer": seer,
         "extras": extras,
+        "style": style,
     }
 
 

@@ -104,6 +104,7 @@ def graphs(draw: st.DrawFn, *, extras: bool | None = None) -> eg.Desc:
         routers,
         seer=draw(st.integers(0, size - 1)),
         extras=draw(st.booleans()) if extras is None else extras,
+        style=draw(st.sampled_from(["state", "update"]), label="style"),
     )
 
 

@@ -1,0 +1,88 @@
+"""Instructions executed per unit of each core workload (valgrind callgrind): `python -m benchmarks.instructions`.
+
+Wall time on a shared 2-core machine moves several-fold between runs; the
+instruction count of the same code on the same input barely moves. Each
+workload runs in a fresh interpreter under callgrind twice, with one and with
+three timed runs after a warm-up, and the difference is divided by two runs:
+start-up, imports, compilation and the warm-up cancel out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks import core
+
+__all__ = ["count", "main"]
+
+_WORKLOADS = {w.name: w for w in core.WORKLOADS if w.per in ("time", "rate")}
+_COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+
+
+def _child(name: str, runs: int) -> None:
+    workload = _WORKLOADS[name]
+    run = workload.actorgraph()
+    run()  # warm-up: actors started, code paths compiled
+    for _ in range(runs):
+        run()
+    close = getattr(run, "close", None)
+    if close is not None:
+        close()
+
+
+def count(name: str, runs: int) -> int:
+    """Instructions of a fresh interpreter running workload `name` once plus `runs` times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                "-m",
+                "benchmarks.instructions",
+                "--child",
+                name,
+                str(runs),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=1800,
+        )
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        msg = f"callgrind printed no instruction count:\n{done.stderr[-2000:]}"
+        raise RuntimeError(msg)
+    return int(found.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", default="", help="only workloads whose name contains this")
+    parser.add_argument("--child", nargs=2, metavar=("NAME", "RUNS"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        _child(args.child[0], int(args.child[1]))
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind)")
+        return 1
+    print("| workload | instructions per unit |\n| --- | ---: |")
+    for name, workload in _WORKLOADS.items():
+        if args.only and args.only not in name:
+            continue
+        per_run = (count(name, 3) - count(name, 1)) / 2
+        print(f"| {name} | {per_run / workload.units:,.0f} per {workload.unit} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -129,46 +129,44 @@ def merge_for(desc: Desc) -> Merge:
 
 
 def vertex_fn(desc: Desc, index: int) -> Callable[[dict[str, Any], ag.Context[Any]], dict[str, Any]]:
-    """The function of vertex `index`: one token, one power of two, one change per reducer."""
+    """The function of vertex `index`: one token, one power of two, one change per reducer.
+
+    Whole-state vertices return the state with the changes made; update vertices
+    (`style: "update"`) return the changes alone, and the engine applies them.
+    """
     extras = bool(desc.get("extras"))
     seer = desc.get("seer") == index
     updates = desc.get("style") == "update"
-
-    def changes(token: str, step: int) -> dict[str, Any]:
-        """The same changes as an update (returns="update"): what each reducer adds."""
-        change: dict[str, Any] = {"log": [token], "n": 2 ** task_bit(token)}
-        if extras:
-            change |= {"last": token, "tags": [token], "meta": {token: step}, "best": task_number(token)}
-        if seer:
-            change["seen"] = True
-        return change
 
     def run(state: dict[str, Any], ctx: ag.Context[Any]) -> dict[str, Any]:
         token = token_of(ctx)
         probe: Probe | None = ctx.context
         if probe is not None:
             probe.started(token)
-        if updates:
-            change = changes(token, ctx.step)
-            if probe is not None:
-                probe.finished(token)
-            return change
-        new = {k: v for k, v in state.items() if k != "item"}
-        new["log"] = [*state["log"], token]
-        new["n"] = state["n"] + 2 ** task_bit(token)
+        change: dict[str, Any] = {"log": [token], "n": 2 ** task_bit(token)}
         if extras:
-            new["last"] = token
-            new["tags"] = [*state["tags"], token]
-            new["meta"] = {**state["meta"], token: ctx.step}
-            new["best"] = task_number(token)
+            change |= {"last": token, "tags": [token], "meta": {token: ctx.step}, "best": task_number(token)}
         if seer:
-            new["seen"] = True
+            change["seen"] = True
+        result = change if updates else _applied(state, change)
         if probe is not None:
             probe.finished(token)
-        return new
+        return result
 
     run.__name__ = vertex_name(index)
     return run
+
+
+def _applied(state: dict[str, Any], change: dict[str, Any]) -> dict[str, Any]:
+    """The whole new state: `change` made to `state` by hand (and a Send's `item` dropped)."""
+    new = {k: v for k, v in state.items() if k != "item"}
+    new |= change
+    new["log"] = [*state["log"], *change["log"]]
+    new["n"] = state["n"] + change["n"]
+    if "tags" in change:
+        new["tags"] = [*state["tags"], *change["tags"]]
+        new["meta"] = {**state["meta"], **change["meta"]}
+    return new
 
 
 def router_fn(rule: dict[str, Any]) -> Callable[[dict[str, Any]], list[Any]]:

@@ -1,4 +1,4 @@
-"""Instructions executed per unit of each core workload (valgrind callgrind): `python -m benchmarks.instructions`.
+"""Instructions per unit of each core workload, counted by valgrind: `python -m benchmarks.instructions`.
 
 Wall time on a shared 2-core machine moves several-fold between runs; the
 instruction count of the same code on the same input barely moves. Each
@@ -38,11 +38,12 @@ def _child(name: str, runs: int) -> None:
 
 def count(name: str, runs: int) -> int:
     """Instructions of a fresh interpreter running workload `name` once plus `runs` times."""
+    valgrind = shutil.which("valgrind") or "valgrind"
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         done = subprocess.run(
             [
-                "valgrind",
+                valgrind,
                 "--tool=callgrind",
                 f"--callgrind-out-file={out}",
                 sys.executable,

@@ -27,7 +27,8 @@ from actorgraph._errors import (
 )
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
-from actorgraph._resume import RunOptions, ThreadNotFoundError
+from actorgraph._request import RunKeywords
+from actorgraph._resume import ThreadNotFoundError
 from actorgraph._runtime import StuckVertexWarning
 from actorgraph._types import (
     END,
@@ -68,7 +69,7 @@ __all__ = [
     "RoutingError",
     "RunCancelledError",
     "RunHandle",
-    "RunOptions",
+    "RunKeywords",
     "RunResult",
     "RunTimeoutError",
     "Send",

@@ -1,38 +1,25 @@
-"""Clocks: where retry backoff sleeps, so tests can use `actorgraph.testing.FakeClock`."""
+"""Clocks: where a retry waits out its backoff, so tests can use `actorgraph.testing.FakeClock`.
+
+A task waiting to be retried costs a timer entry, not a thread: the run asks
+the clock to call it back after the backoff. The real clock is the graph's
+timer thread (`_timer.Timer`); `FakeClock` calls back at once and records the wait.
+"""
 
 from __future__ import annotations
 
-import threading
-import time
+from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["Clock", "SystemClock"]
+__all__ = ["Clock"]
 
 
 class Clock(Protocol):
-    """What the engine needs of a clock: the time, and an interruptible sleep."""
+    """What the engine needs of a clock: call a function later, or not at all."""
 
-    def monotonic(self) -> float:
-        """Seconds from an arbitrary origin; never goes backwards."""
+    def call_later(self, seconds: float, fn: Callable[[], None]) -> object:
+        """Call `fn()` after `seconds` (from another thread); return a handle for `cancel`."""
         ...
 
-    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> bool:
-        """Wait `seconds`; return False if `cancel` was set first."""
+    def cancel(self, handle: object) -> None:
+        """Forget a call that has not happened yet (a no-op when it has)."""
         ...
-
-
-class SystemClock:
-    """The real clock."""
-
-    def monotonic(self) -> float:
-        """`time.monotonic()`."""
-        return time.monotonic()
-
-    def sleep(self, seconds: float, cancel: threading.Event | None = None) -> bool:
-        """Sleep, waking early (and returning False) if `cancel` is set."""
-        if seconds <= 0:
-            return not (cancel is not None and cancel.is_set())
-        if cancel is None:
-            time.sleep(seconds)
-            return True
-        return not cancel.wait(seconds)

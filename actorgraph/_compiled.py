@@ -6,28 +6,29 @@ import dataclasses
 import os
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
-from concurrent.futures import Future
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, Unpack
 
-from actorgraph._clock import Clock, SystemClock
+from actorgraph._clock import Clock
+from actorgraph._copy import copy_state
 from actorgraph._errors import ActorGraphError, RunTimeoutError
 from actorgraph._events import Listener
 from actorgraph._handle import RunHandle
-from actorgraph._resume import GraphSettings, RunOptions, RunRequest, prepare
+from actorgraph._history import History
+from actorgraph._inputs import input_state
+from actorgraph._request import GraphSettings, RunKeywords, RunRequest
+from actorgraph._resume import new_run_id, prepare
 from actorgraph._run import Run
 from actorgraph._runtime import Runtime
+from actorgraph._setup import Launch
 from actorgraph._stream import astream_items, await_run, stream_items
-from actorgraph._threads import Threads
-from actorgraph._types import RunResult, Snapshot
+from actorgraph._types import Command, RunResult, Snapshot
 from actorgraph.draw import render_png, to_dot, to_mermaid
 
-__all__ = ["DEFAULT_RECURSION_LIMIT", "CompiledGraph"]
+__all__ = ["CompiledGraph"]
 
 S = TypeVar("S")
-
-DEFAULT_RECURSION_LIMIT = 10_000
 
 
 class CompiledGraph(Generic[S]):
@@ -40,10 +41,9 @@ class CompiledGraph(Generic[S]):
         """Wrap a validated graph and its settings (use `Graph.compile()` rather than this)."""
         self.spec = settings.spec
         self.checkpointer = settings.checkpointer
-        self.clock = clock or SystemClock()
         self._settings = settings
-        self._threads = Threads(settings.spec, settings.checkpointer)
-        self._runtime = Runtime(settings.spec, self.clock)
+        self._threads = History(settings.spec, settings.checkpointer)
+        self._runtime = Runtime(settings.spec, clock)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property
@@ -53,32 +53,18 @@ class CompiledGraph(Generic[S]):
 
     # -- running -------------------------------------------------------------------------
 
-    def invoke(  # noqa: PLR0913 - LangGraph's invoke keywords; rare ones are in `options`
-        self,
-        input: Any,  # noqa: A002 - LangGraph's name for it
-        *,
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
-        timeout: float | None = None,
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
-    ) -> RunResult[S]:
+    def invoke(self, input: Any, *, timeout: float | None = None, **run: Unpack[RunKeywords]) -> RunResult[S]:  # noqa: A002 - LangGraph's name for it
         """Run the graph until it ends or pauses, and return the result.
 
         Args:
-            input: the input state; None to continue the thread (re-run what
-                failed, pass breakpoints); `Command(resume=...)` to answer interrupts.
-            thread_id: names the run's persisted history (needed with a checkpointer).
-            context: any object; vertices read it as `ctx.context` (default: the
-                `compile(context=...)` object).
-            recursion_limit: the most supersteps this invoke may run (default 10,000).
+            input: the input state (on a thread whose last run is done: an update
+                to its state); None to continue the thread (re-run what failed,
+                pass breakpoints); `Command(resume=...)` to answer interrupts;
+                `Command(goto=..., update=...)` to start at `goto`.
             timeout: seconds before the run is cancelled and `RunTimeoutError` raised.
-            checkpoint_id: with `input=None`, replay from this older checkpoint
-                (the thread forks; its history stays).
-            durability: "sync" (default), "step" or "exit".
-            options: rarely needed per-run options (`RunOptions`).
+            **run: the run's keywords (`RunKeywords`): `thread_id`, `context`,
+                `recursion_limit`, `checkpoint_id`, `durability`, `interrupt_before`,
+                `interrupt_after`, `discard_pending`, `listeners`.
 
         Returns:
             The `RunResult`: `status` is `"done"` or `"interrupted"`.
@@ -91,67 +77,49 @@ class CompiledGraph(Generic[S]):
             SerializationError: a state could not be stored (naming the vertex and the key).
             CheckpointError: the checkpointer failed, or another run advanced the thread.
         """
-        handle = self.start(
-            input,
-            thread_id=thread_id,
-            context=context,
-            recursion_limit=recursion_limit,
-            checkpoint_id=checkpoint_id,
-            durability=durability,
-            options=options,
-        )
+        handle = self.start(input, **run)
         try:
             return handle.result(timeout)
         except RunTimeoutError:
             raise handle.give_up(timeout) from None
 
-    def start(  # noqa: PLR0913 - the same keywords as invoke
-        self,
-        input: Any,  # noqa: A002 - LangGraph's name for it
-        *,
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
-    ) -> RunHandle[S]:
-        """Start a run and return its handle at once.
+    def start(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
+        """Start a run and return its handle at once (it never waits for the checkpointer).
 
-        Takes the same arguments as `invoke` (but `timeout`: use
-        `handle.result(timeout)`). Errors in the input are raised here.
+        Takes the same arguments as `invoke` (but `timeout`: use `handle.result(timeout)`).
+        An input that is not a state, or an unknown keyword, is refused here;
+        what depends on the thread's checkpoint (nothing to resume, a paused
+        thread given new input) is raised by `handle.result()`.
         """
-        return self._start(
-            input, _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
-        )
+        return self._start(input, RunRequest.of(self._settings, run))
 
-    def _start(self, input_: Any, request: RunRequest, *, sink: Listener | None = None) -> RunHandle[S]:
+    def _start(self, input_: Any, request: RunRequest) -> RunHandle[S]:
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
-        if sink is not None:
-            options = request.options
-            listeners = (*options.listeners, sink)
-            request = dataclasses.replace(request, options=dataclasses.replace(options, listeners=listeners))
-        future: Future[RunResult[Any]] = Future()
-        run = Run(self._runtime, prepare(self._settings, input_, request, future))
+        given = _given(input_)
+        settings, runtime = self._settings, self._runtime
+
+        def build(launch: Launch) -> Run:
+            return Run(runtime, prepare(settings, given, request, launch.run_id), launch)
+
+        launch = Launch(new_run_id(), build)
         handle: RunHandle[S] = RunHandle(
-            run.id, request.thread_id, future, lambda wait: self._runtime.cancel(run, wait=wait), run.stopped
+            launch.run_id,
+            request.thread_id,
+            launch.future,
+            lambda wait: runtime.cancel(launch, wait=wait),
+            launch.stopped,
         )
-        self._runtime.start(run)
+        runtime.start(launch)
         return handle
 
-    def stream(  # noqa: PLR0913 - the same keywords as invoke, and the mode
+    def stream(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
         mode: str | Sequence[str] = "values",
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
+        **run: Unpack[RunKeywords],
     ) -> Iterator[Any]:
         """Run the graph and yield what happens, as it happens.
 
@@ -162,75 +130,43 @@ class CompiledGraph(Generic[S]):
                 state}` for each finished task), "events" (every event record),
                 "custom" (what vertices send with `ctx.emit`); a list of modes
                 yields `(mode, item)` pairs.
-            thread_id: as for `invoke` (and the other keywords too).
-            context: as for `invoke`.
-            recursion_limit: as for `invoke`.
-            checkpoint_id: as for `invoke`.
-            durability: as for `invoke`.
-            options: as for `invoke`.
+            **run: as for `invoke`.
 
         Yields:
             The items of the chosen modes. Leaving the loop early cancels the run;
             a failed run raises its error after its last item.
         """
-        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
-        return stream_items(lambda sink: self._start(input, request, sink=sink), mode)
+        settings = self._settings
+        return stream_items(lambda sink: self._start(input, RunRequest.of(settings, run, sink=sink)), mode)
 
-    async def astart(  # noqa: PLR0913 - the same keywords as invoke
+    async def astart(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
+        """`start` for async code (it never blocks the event loop)."""
+        return self.start(input, **run)
+
+    async def ainvoke(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
-    ) -> RunHandle[S]:
-        """`start` for async code (reading a checkpoint happens off the event loop)."""
-        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
-        return await self._astart(input, request)
-
-    async def _astart(self, input_: Any, request: RunRequest, sink: Listener | None = None) -> RunHandle[S]:
-        if self.checkpointer is None:
-            return self._start(input_, request, sink=sink)
-        import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
-
-        return await asyncio.to_thread(self._start, input_, request, sink=sink)
-
-    async def ainvoke(  # noqa: PLR0913 - LangGraph's invoke keywords
-        self,
-        input: Any,  # noqa: A002 - LangGraph's name for it
-        *,
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
         timeout: float | None = None,  # noqa: ASYNC109 - invoke's keyword
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
+        **run: Unpack[RunKeywords],
     ) -> RunResult[S]:
         """`invoke` for async code; cancelling the awaiting task cancels the run."""
-        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
-        handle = await self._astart(input, request)
-        result: RunResult[S] = await await_run(handle, timeout)
+        result: RunResult[S] = await await_run(self.start(input, **run), timeout)
         return result
 
-    async def astream(  # noqa: PLR0913 - the same keywords as stream
+    async def astream(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
         mode: str | Sequence[str] = "values",
-        thread_id: str | None = None,
-        context: Any = None,
-        recursion_limit: int | None = None,
-        checkpoint_id: str | None = None,
-        durability: str | None = None,
-        options: RunOptions | None = None,
+        **run: Unpack[RunKeywords],
     ) -> AsyncIterator[Any]:
         """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
-        request = _request(thread_id, context, recursion_limit, checkpoint_id, durability, options)
-        async for item in astream_items(lambda sink: self._astart(input, request, sink), mode):
+
+        def start(sink: Listener) -> RunHandle[S]:
+            return self._start(input, RunRequest.of(self._settings, run, sink=sink))
+
+        async for item in astream_items(start, mode):
             yield item
 
     # -- pictures --------------------------------------------------------------------------
@@ -334,28 +270,10 @@ class CompiledGraph(Generic[S]):
         return f"CompiledGraph({self.name!r}, vertices={list(self.spec.vertices)})"
 
 
-def _request(  # noqa: PLR0913, PLR0917 - invoke's keywords, passed through in order
-    thread_id: str | None,
-    context: Any,
-    recursion_limit: int | None,
-    checkpoint_id: str | None,
-    durability: str | None,
-    options: RunOptions | None,
-) -> RunRequest:
-    return RunRequest(
-        thread_id=thread_id,
-        context=context,
-        recursion_limit=_recursion_limit(recursion_limit),
-        checkpoint_id=checkpoint_id,
-        durability=durability,
-        options=options or RunOptions(),
-    )
-
-
-def _recursion_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_RECURSION_LIMIT
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        msg = f"recursion_limit must be a positive int, got {limit!r}"
-        raise ActorGraphError(msg)
-    return limit
+def _given(value: Any) -> Any:
+    """The caller's input, checked and copied on the caller's thread (the caller may change it next)."""
+    if value is None:
+        return None
+    if isinstance(value, Command):
+        return value if value.update is None else dataclasses.replace(value, update=copy_state(value.update))
+    return input_state(value)

@@ -9,6 +9,7 @@ runs at once, and a slow vertex never holds up another run.
 from __future__ import annotations
 
 import contextlib
+import queue
 import threading
 from concurrent.futures import InvalidStateError
 from typing import Any
@@ -16,8 +17,10 @@ from typing import Any
 import pykka
 
 from actorgraph._errors import ActorGraphError
+from actorgraph._handle import settle
 from actorgraph._messages import CancelRun, Done, StartRun, TimedOut
 from actorgraph._run import Run
+from actorgraph._setup import Launch
 
 __all__ = ["CoordinatorActor", "CoordinatorPool"]
 
@@ -26,6 +29,10 @@ class CoordinatorActor(pykka.ThreadingActor):
     """Drives the runs it was given; one thread, many runs."""
 
     use_daemon_thread = True
+
+    @staticmethod
+    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
+        return queue.SimpleQueue()
 
     def __init__(self, pool: CoordinatorPool, born: list[CoordinatorActor]) -> None:
         super().__init__()
@@ -59,7 +66,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             )
             failure.__cause__ = exc
             run.crash(failure)
-            _stopped(run)
+            _stopped(run.launch)
         self.runs.clear()
         self.stop()
 
@@ -67,20 +74,31 @@ class CoordinatorActor(pykka.ThreadingActor):
         match message:
             case Done(run_id=run_id):
                 self._step(run_id, lambda run: run.on_done(message))
-            case StartRun(run=run):
-                self.runs[run.id] = run
-                self._step(run.id, lambda r: r.begin(self.actor_ref))
+            case StartRun(launch=launch):
+                self._launch(launch)
             case TimedOut(run_id=run_id):
                 self._step(run_id, lambda run: run.on_timeout(message))
             case CancelRun(run_id=run_id):
                 self._step(run_id, Run.cancel)
+
+    def _launch(self, launch: Launch) -> None:
+        """Build the run (reading its thread's checkpoint) and start it; a failure is the run's error."""
+        try:
+            run = launch.build(launch)
+        except Exception as exc:  # noqa: BLE001 - a bad input or an unreadable thread is this run's error
+            settle(launch.future, error=exc)
+            self.pool.release(self)
+            _stopped(launch)
+            return
+        self.runs[run.id] = run
+        self._step(run.id, lambda r: r.begin(self.actor_ref))
 
     def on_stop(self) -> None:
         """Fail the runs still going (the graph is being closed, or someone stopped us)."""
         self.pool.forget(self)
         for run in list(self.runs.values()):
             run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
-            _stopped(run)
+            _stopped(run.launch)
         self.runs.clear()
 
     def _step(self, run_id: str, action: Any) -> None:
@@ -94,13 +112,13 @@ class CoordinatorActor(pykka.ThreadingActor):
         if run.closed:
             del self.runs[run_id]
             self.pool.release(self)
-            _stopped(run)
+            _stopped(run.launch)
 
 
-def _stopped(run: Run) -> None:
-    """Tell whoever cancelled `run` that its coordinator has let go of it."""
+def _stopped(launch: Launch) -> None:
+    """Tell whoever cancelled the run that its coordinator has let go of it."""
     with contextlib.suppress(InvalidStateError):
-        run.stopped.set_result(None)
+        launch.stopped.set_result(None)
 
 
 class CoordinatorPool:
@@ -113,8 +131,8 @@ class CoordinatorPool:
         self._all: list[CoordinatorActor] = []
         self._closed = False
 
-    def assign(self, run: Run) -> None:
-        """Hand `run` to a coordinator and start it."""
+    def assign(self, launch: Launch) -> None:
+        """Hand a run to a coordinator, which builds and starts it."""
         with self._lock:
             if self._closed:
                 msg = "the compiled graph is closed; compile the graph again to run it"
@@ -128,11 +146,12 @@ class CoordinatorPool:
             else:
                 chosen = min(self._load, key=self._load.__getitem__)
             self._load[chosen] = self._load.get(chosen, 0) + 1
+        launch.coordinator = chosen.actor_ref
         try:
-            chosen.actor_ref.tell(StartRun(run))
+            chosen.actor_ref.tell(StartRun(launch))
         except pykka.ActorDeadError:  # stopped from outside (ActorRegistry.stop_all)
             self.forget(chosen)
-            self.assign(run)
+            self.assign(launch)
 
     def forget(self, coordinator: CoordinatorActor) -> None:
         """Stop handing runs to a coordinator that has stopped."""
@@ -145,16 +164,13 @@ class CoordinatorPool:
             if coordinator in self._load:
                 self._load[coordinator] = max(0, self._load[coordinator] - 1)
 
-    def cancel(self, run: Run) -> None:
-        """Stop `run`: nothing new starts from now on; its coordinator lets go of it soon after."""
-        run.cancel_event.set()  # seen at once by the coordinator and by vertex actors about to start
-        ref = run.coordinator
-        if ref is None:
-            return  # not started yet: its StartRun is queued, and it stops at its first superstep
+    def cancel(self, launch: Launch) -> None:
+        """Stop a run: nothing new starts from now on; its coordinator lets go of it soon after."""
+        launch.cancel.set()  # seen at once by the coordinator and by vertex actors about to start
         try:
-            ref.tell(CancelRun(run.id))
+            launch.coordinator.tell(CancelRun(launch.run_id))
         except pykka.ActorDeadError:
-            _stopped(run)
+            _stopped(launch)
 
     def on_coordinator_thread(self) -> bool:
         """True when called by one of these coordinators (which must never wait for itself)."""

@@ -27,8 +27,8 @@ __all__ = [
     "SuperstepStarted",
     "TaskFinished",
     "TaskStarted",
+    "log_entry",
     "log_fields",
-    "log_level",
 ]
 
 Listener: TypeAlias = Callable[["Event"], None]
@@ -182,64 +182,55 @@ class Custom(Event):
     payload: Any
 
 
-_NAMES: dict[type[Event], str] = {
-    RunStarted: "run started",
-    SuperstepStarted: "superstep started",
-    TaskStarted: "task started",
-    RetryScheduled: "retry scheduled",
-    SuperstepCommitted: "superstep committed",
-    Interrupted: "interrupted",
-    JoinWaiting: "join never fired",
-    Custom: "custom",
+_ROUTINE: dict[type[Event], tuple[int, str]] = {
+    RunStarted: (logging.DEBUG, "run started"),
+    SuperstepStarted: (logging.DEBUG, "superstep started"),
+    TaskStarted: (logging.DEBUG, "task started"),
+    RetryScheduled: (logging.INFO, "retry scheduled"),
+    SuperstepCommitted: (logging.DEBUG, "superstep committed"),
+    Interrupted: (logging.INFO, "interrupted"),
+    JoinWaiting: (logging.WARNING, "join never fired"),
+    Custom: (logging.DEBUG, "custom"),
 }
 
 
-_LEVELS: dict[type[Event], int] = {
-    RetryScheduled: logging.INFO,
-    Interrupted: logging.INFO,
-    JoinWaiting: logging.WARNING,
-}
+def log_entry(event: Event) -> tuple[int, str]:
+    """The stdlib level and the name an event is logged with (the one table of both).
 
-
-def log_level(event: Event) -> int:
-    """The stdlib level an event is logged at (cheap: decides whether to build its fields)."""
+    Cheap, so the caller can decide whether to build the event's fields.
+    """
     if isinstance(event, TaskFinished):
-        status = event.result.status
-        if status == "error":
-            return logging.ERROR if event.final else logging.WARNING
-        return logging.INFO if status == "interrupt" else logging.DEBUG
+        match event.result.status:
+            case "error":
+                return (logging.ERROR if event.final else logging.WARNING), "task failed"
+            case "interrupt":
+                return logging.INFO, "task finished"
+        return logging.DEBUG, "task finished"
     if isinstance(event, RunFinished):
-        return logging.ERROR if event.error is not None else logging.DEBUG
-    return _LEVELS.get(type(event), logging.DEBUG)
+        return (logging.ERROR, "run failed") if event.error is not None else (logging.DEBUG, "run finished")
+    return _ROUTINE.get(type(event), (logging.DEBUG, type(event).__name__))
 
 
-def log_fields(event: Event) -> tuple[str, str, dict[str, Any]]:
-    """The log level, event name and fields of an event (task errors warn, final ones are errors)."""
+def log_fields(event: Event) -> dict[str, Any]:
+    """The structured fields of an event's log record."""
     fields: dict[str, Any] = {"run_id": event.run_id, "thread_id": event.thread_id, "step": event.step}
     match event:
-        case TaskFinished(result=r, final=final):
+        case TaskFinished(result=r):
             fields.update(vertex=r.vertex, task_id=r.task_id, attempt=r.attempts, status=r.status)
-            if r.status != "error":
-                return ("info" if r.status == "interrupt" else "debug"), "task finished", fields
-            fields["error"] = r.error.type if r.error else None
-            return ("error" if final else "warning"), "task failed", fields
+            if r.status == "error":
+                fields["error"] = r.error.type if r.error else None
         case TaskStarted(task_id=task_id, vertex=vertex, attempt=attempt):
             fields.update(task_id=task_id, vertex=vertex, attempt=attempt)
         case RetryScheduled(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error):
             fields.update(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error.type)
-            return "info", "retry scheduled", fields
         case JoinWaiting(join=join, target=target, missing=missing):
             fields.update(join=join, target=target, missing=list(missing))
-            return "warning", "join never fired", fields
         case Interrupted(interrupts=interrupts):
             fields["interrupts"] = [i.id for i in interrupts]
-            return "info", "interrupted", fields
         case RunFinished(status=status, error=error):
             fields["status"] = status
             if error is not None:
                 fields["error"] = error.type
-                return "error", "run failed", fields
-            return "debug", "run finished", fields
         case Custom(vertex=vertex, task_id=task_id):
             fields.update(vertex=vertex, task_id=task_id)
-    return "debug", _NAMES.get(type(event), type(event).__name__), fields
+    return fields

@@ -8,10 +8,8 @@ from typing import Any, TypeVar
 from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
-from actorgraph._errors import ActorGraphError
 from actorgraph._events import Listener
-from actorgraph._recorder import DURABILITY
-from actorgraph._resume import GraphSettings, resolve_breakpoints
+from actorgraph._request import GraphSettings, check_durability, resolve_breakpoints
 from actorgraph._validate import build_spec
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -64,14 +62,11 @@ class Graph(GraphBuilder[S]):
             GraphValidationError: naming the offending vertex or edge.
         """
         spec = build_spec(self)
-        if durability not in DURABILITY:
-            msg = f"durability must be one of {', '.join(DURABILITY)}, got {durability!r}"
-            raise ActorGraphError(msg)
         settings = GraphSettings(
             spec,
             checkpointer,
             resolve_breakpoints(interrupt_before, interrupt_after, spec),
-            durability,
+            check_durability(durability),
             tuple(listeners),
             context,
         )

@@ -27,6 +27,8 @@ __all__ = ["input_state", "start_position", "updated_state"]
 def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Position:
     """The position of a new run: `input_` applied to `base` (the thread's last state, or None).
 
+    `input_` is the caller's input as `input_state` checked and copied it (or a `Command`).
+
     Raises:
         ActorGraphError: the input is not a state or a `Command(goto=..., update=...)`.
         InvalidUpdateError: the input does not fit the state or its schema.
@@ -44,7 +46,7 @@ def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Pos
     if base is not None and isinstance(input_, Mapping) and has_keys(base):
         state = updated_state(spec, base, input_, "the input")
     else:
-        state = spec.checked(input_state(input_), "the input")
+        state = spec.checked(input_, "the input")
     return initial(spec, Node(node_id, state))
 
 

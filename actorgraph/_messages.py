@@ -26,8 +26,7 @@ class Order:
         attempt: 1-based attempt number.
         token: identifies this dispatch; late answers to old tokens are discarded.
         env: the run's surroundings.
-        cancel: set when the run is cancelled (wakes a backoff sleep, cancels an async vertex).
-        delay: seconds to wait first (retry backoff).
+        cancel: set when the run is cancelled (the order is then dropped, an async vertex cancelled).
         failure: run the vertex's `on_error` handler for this error instead.
     """
 
@@ -38,7 +37,6 @@ class Order:
     token: int
     env: TaskEnv
     cancel: Cancellation
-    delay: float = 0.0
     failure: ErrorInfo | None = None
 
 
@@ -54,9 +52,9 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class StartRun:
-    """Facade -> coordinator: take over a run and start its next superstep."""
+    """Facade -> coordinator: build a run from its launch and start it."""
 
-    run: Any
+    launch: Any
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,11 +6,13 @@ Pure: the caller passes the random number used for jitter and does the waiting.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from actorgraph._errors import ActorGraphError, VertexActorDiedError, VertexTimeoutError
+from actorgraph._spec import VertexSpec
 from actorgraph._types import ErrorInfo, RetryPolicy
 
-__all__ = ["backoff", "choose", "is_transient", "next_delay"]
+__all__ = ["AfterFailure", "after_failure", "backoff", "choose", "is_transient", "next_delay"]
 
 _PROGRAMMING_ERRORS = (
     TypeError,
@@ -100,3 +102,36 @@ def next_delay(policies: Sequence[RetryPolicy], error: ErrorInfo, attempt: int, 
     if policy is None or attempt >= policy.max_attempts:
         return None
     return backoff(policy, attempt, rand)
+
+
+class AfterFailure(NamedTuple):
+    """What follows a failed attempt: a retry after `delay` seconds, the vertex's handler, or nothing."""
+
+    delay: float | None = None
+    handle: bool = False
+
+    @property
+    def final(self) -> bool:
+        """True when the failure is the task's outcome."""
+        return self.delay is None and not self.handle
+
+
+def after_failure(
+    vertex: VertexSpec, error: ErrorInfo, attempt: int, *, handled: bool, rand: float
+) -> AfterFailure:
+    """What follows a failed attempt: the retry policy first, then the `on_error` handler.
+
+    The handler runs once per task, never for errors the engine never retries;
+    when neither applies, the failure stands.
+
+    Args:
+        vertex: the failed task's vertex.
+        error: the attempt's error.
+        attempt: the attempt that failed (1-based, counted in this invoke).
+        handled: whether the task's handler already ran (or is running).
+        rand: a number in [0, 1) for the jitter.
+    """
+    delay = next_delay(vertex.retry, error, attempt, rand)
+    if delay is not None:
+        return AfterFailure(delay=delay)
+    return AfterFailure(handle=vertex.on_error is not None and error.retryable and not handled)

@@ -9,31 +9,34 @@ import time
 import traceback
 import warnings
 from collections import Counter
+from collections.abc import Callable
 
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
 from actorgraph._handle import STOP_WAIT
 from actorgraph._log import log
-from actorgraph._pool import VertexPool
-from actorgraph._run import Run
+from actorgraph._messages import Order
+from actorgraph._pool import VertexActor, VertexPool
+from actorgraph._setup import Launch
 from actorgraph._spec import GraphSpec
 from actorgraph._timer import Timer
-from actorgraph._vertex import VertexActor
 
 __all__ = ["Runtime", "StuckVertexWarning"]
 
 
 class Runtime:
-    """Owns every thread a compiled graph starts; `close()` stops them all."""
+    """Owns every thread a compiled graph starts; `close()` stops them all.
 
-    def __init__(self, spec: GraphSpec, clock: Clock, *, coordinators: int = 4) -> None:
+    It is also what a run needs of them (`_setup.Workers`): submitting an attempt
+    to its vertex's pool, abandoning a stuck one, and calling back after a backoff.
+    """
+
+    def __init__(self, spec: GraphSpec, clock: Clock | None, *, coordinators: int = 4) -> None:
         self.spec = spec
-        self.clock = clock
+        self._clock = clock
         self._lock = threading.Lock()
         self._timer: Timer | None = None
-        self.pools = {
-            name: VertexPool(spec, vertex, clock, self.timer) for name, vertex in spec.vertices.items()
-        }
+        self.pools = {name: VertexPool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
         self.coordinators = CoordinatorPool(coordinators)
         self.closed = False
 
@@ -44,26 +47,38 @@ class Runtime:
                 self._timer = Timer(f"actorgraph-timer-{self.spec.name}")
             return self._timer
 
-    def start(self, run: Run) -> None:
-        """Give `run` to a coordinator."""
-        self.coordinators.assign(run)
+    def submit(self, order: Order) -> None:
+        """Hand an attempt to an actor of its vertex."""
+        self.pools[order.task.vertex].submit(order)
 
-    def cancel(self, run: Run, *, wait: bool = True) -> None:
+    def abandon(self, vertex: str, token: int) -> bool:
+        """Give up on the actor of `vertex` running `token` (it overran its timeout)."""
+        return self.pools[vertex].abandon(token)
+
+    def later(self, seconds: float, fn: Callable[[], None]) -> None:
+        """Call `fn()` after `seconds`, on the compile-time clock or the timer thread."""
+        (self._clock or self.timer()).call_later(seconds, fn)
+
+    def start(self, launch: Launch) -> None:
+        """Give a run to a coordinator, which builds and starts it."""
+        self.coordinators.assign(launch)
+
+    def cancel(self, launch: Launch, *, wait: bool = True) -> None:
         """Stop `run`; with `wait`, return once its coordinator has let go of it.
 
         Waiting makes a cancelled run's thread safe to resume at once: no commit of
         the cancelled run can land after this returns. A coordinator never waits for
         itself (a listener may cancel the run it listens to).
         """
-        self.coordinators.cancel(run)
+        self.coordinators.cancel(launch)
         if not wait or self.coordinators.on_coordinator_thread():
             return
-        done, _ = concurrent.futures.wait([run.stopped], timeout=STOP_WAIT)
+        done, _ = concurrent.futures.wait([launch.stopped], timeout=STOP_WAIT)
         if not done:
             log(
                 "warning",
                 "a cancelled run's coordinator did not let go of it in time",
-                run_id=run.id,
+                run_id=launch.run_id,
                 seconds=STOP_WAIT,
             )
 

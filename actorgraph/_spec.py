@@ -29,20 +29,18 @@ class VertexSpec:
         destinations: where `Command(goto=...)` may route, or None for anywhere.
         concurrency: the most actors this vertex runs at once.
         on_error: `handler(state, error)` run after the retries are spent, or None.
-        is_async: whether `fn` is a coroutine function.
         returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
     """
 
     name: str
     fn: Callable[..., Any]
-    takes_ctx: bool = False
-    retry: tuple[RetryPolicy, ...] = ()
-    timeout: float | None = None
-    destinations: tuple[str, ...] | None = None
-    concurrency: int = 32
-    on_error: Callable[..., Any] | None = None
-    is_async: bool = False
-    returns: str = "state"
+    takes_ctx: bool
+    retry: tuple[RetryPolicy, ...]
+    timeout: float | None
+    destinations: tuple[str, ...] | None
+    concurrency: int
+    on_error: Callable[..., Any] | None
+    returns: str
 
 
 @dataclass(frozen=True, slots=True)

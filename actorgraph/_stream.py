@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -30,7 +29,7 @@ _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
 }
 
 _SKIP: Final = object()
-END: Final = object()
+_CLOSED: Final = object()  # the run ended (RunFinished): the consumer collects the result
 
 
 def parse_modes(mode: str | Sequence[str]) -> tuple[tuple[str, ...], bool]:
@@ -74,33 +73,36 @@ class StreamSink:
             if item is not _SKIP:
                 self.put((mode, item) if self.pairs else item)
         if isinstance(event, RunFinished):
-            self.put(END)
+            self.put(_CLOSED)
 
 
 class Mailbox:
-    """Items handed from the run's threads to one consumer, in batches.
+    """Items handed from the run's threads to one consumer, which sleeps until there are some.
 
-    Waking the consumer for every item would cost more than the run itself (a
-    superstep takes tens of microseconds), so the producer wakes it at most once
-    per `WAKE_EVERY` seconds (the first item and the end at once), and the
-    consumer also looks every `POLL` seconds: an item waits a few milliseconds at most.
+    A producer wakes the consumer only when it is asleep, so the items that
+    arrive while the consumer works are taken in one batch and cost no wake-up;
+    nothing polls.
     """
-
-    WAKE_EVERY: Final = 0.002
-    POLL: Final = 0.005
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self.items: collections.deque[Any] = collections.deque()
+        self.asleep = False
         self.wake = wake
-        self.last = 0.0
 
     def put(self, item: Any) -> None:
-        """Add an item (from any thread)."""
+        """Add an item (from any thread); wake the consumer if it sleeps."""
         self.items.append(item)
-        now = time.monotonic()
-        if item is END or now - self.last >= self.WAKE_EVERY:
-            self.last = now
+        if self.asleep:  # read after the append: a consumer going to sleep sees one or the other
+            self.asleep = False
             self.wake()
+
+    def going_to_sleep(self) -> bool:
+        """Mark the consumer asleep; False (and awake) if an item came in meanwhile."""
+        self.asleep = True
+        if self.items:
+            self.asleep = False
+            return False
+        return True
 
 
 def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]) -> Iterator[Any]:
@@ -111,12 +113,12 @@ def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequ
     handle = start(StreamSink(modes, pairs, mailbox.put))
     try:
         while True:
-            if not mailbox.items:
-                ready.wait(Mailbox.POLL)
-                ready.clear()
+            ready.clear()
+            if mailbox.going_to_sleep():
+                ready.wait()
             while mailbox.items:
                 item = mailbox.items.popleft()
-                if item is END:
+                if item is _CLOSED:
                     handle.result()
                     return
                 yield item
@@ -138,8 +140,10 @@ async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any
         raise
 
 
-async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence[str]) -> AsyncIterator[Any]:
-    """The async form of `stream_items`; `start` is awaited and returns the handle."""
+async def astream_items(
+    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]
+) -> AsyncIterator[Any]:
+    """The async form of `stream_items`."""
     import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
 
     modes, pairs = parse_modes(mode)
@@ -151,16 +155,15 @@ async def astream_items(start: Callable[[StreamSink], Any], mode: str | Sequence
             loop.call_soon_threadsafe(ready.set)
 
     mailbox = Mailbox(wake)
-    handle: RunHandle[Any] = await start(StreamSink(modes, pairs, mailbox.put))
+    handle = start(StreamSink(modes, pairs, mailbox.put))
     try:
         while True:
-            if not mailbox.items:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(ready.wait(), Mailbox.POLL)
-                ready.clear()
+            ready.clear()
+            if mailbox.going_to_sleep():
+                await ready.wait()
             while mailbox.items:
                 item = mailbox.items.popleft()
-                if item is END:
+                if item is _CLOSED:
                     await asyncio.wrap_future(handle.future)
                     return
                 yield item

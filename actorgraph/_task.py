@@ -98,7 +98,8 @@ class _Attempt:
         )
 
     def failed(self, exc: Exception, *, retryable: bool = True) -> VertexResult:
-        return self.result("error", error=ErrorInfo.from_exception(exc, retryable=retryable))
+        error = ErrorInfo.from_exception(exc, retryable=retryable)
+        return VertexResult.failure(self.task, self.number, error, self.started, self.env.now())
 
     def paused(self, pending: Interrupt) -> VertexResult:
         return self.result("interrupt", interrupt=pending)

@@ -284,6 +284,24 @@ class VertexResult:
         """True when the task finished with a new state."""
         return self.status == "ok"
 
+    @staticmethod
+    def failure(
+        task: Task, attempt: int, error: ErrorInfo, started_at: float = 0.0, finished_at: float = 0.0
+    ) -> VertexResult:
+        """The `error` outcome of attempt `attempt` of `task` (its inputs, value and answers kept)."""
+        return VertexResult(
+            task.id,
+            task.vertex,
+            "error",
+            error=error,
+            attempts=attempt,
+            inputs=task.inputs,
+            value=task.value,
+            resumes=task.resumes,
+            started_at=started_at,
+            finished_at=finished_at,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class SuperstepState:
@@ -319,7 +337,6 @@ class Task:
         inputs: the messages it receives (several are merged into one state).
         value: the vertex's private value before the task.
         resumes: answers to the task's earlier interrupts, in order.
-        breakpoint: True when an `interrupt_before` breakpoint pauses it instead of running.
     """
 
     id: str
@@ -328,7 +345,6 @@ class Task:
     inputs: tuple[Message, ...]
     value: Any = None
     resumes: tuple[Any, ...] = ()
-    breakpoint: bool = False
 
 
 RetryOn: TypeAlias = "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"

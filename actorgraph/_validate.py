@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from typing import Any
 
@@ -131,7 +130,6 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
-        is_async=inspect.iscoroutinefunction(v.fn),
         returns=v.returns or graph.returns,
     )
 

@@ -1,7 +1,7 @@
 """The records of what happens in a run, for listeners and `stream(mode="events")`.
 
 Subscribe with `Graph.compile(listeners=[fn])` (every run) or
-`RunOptions(listeners=[fn])` (one run). A listener is called from the
+`invoke(..., listeners=[fn])` (one run). A listener is called from the
 coordinator's and the vertices' threads, so it must be thread-safe and quick;
 give it a `kinds` attribute (a set of event classes) to receive only those.
 """

@@ -103,7 +103,7 @@ def listeners() -> None:
     every_run = TaskTimer()
     one_run = TaskTimer()
     with article().compile(listeners=[every_run]) as app:
-        app.invoke({"topic": "actors"}, options=ag.RunOptions(listeners=[one_run]))
+        app.invoke({"topic": "actors"}, listeners=[one_run])
     print(f"timed tasks: {sorted(every_run.seconds)}")
     # --8<-- [end:listen]
     assert sorted(every_run.seconds) == sorted(one_run.seconds) == ["outline", "write"]

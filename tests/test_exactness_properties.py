@@ -228,7 +228,7 @@ def faulted_run(  # noqa: PLR0913 - the run, its fault, and what the uninterrupt
     else:
         name = eg.vertex_name(vertex)
         where = {"interrupt_before": [name]} if fault == "before" else {"interrupt_after": [name]}
-        first = app.invoke(inp, thread_id=thread, context=probe, options=ag.RunOptions(**where))
+        first = app.invoke(inp, thread_id=thread, context=probe, **where)
         pause = min(step_of(t) for t in tokens if eg.parse_token(t)[1] == vertex) - (fault == "before")
         if pause == max(map(step_of, tokens)):  # after the last superstep: nothing left to pause
             assert first.status == "done"

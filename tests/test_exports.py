@@ -37,7 +37,7 @@ PUBLIC = {
         "RoutingError",
         "RunCancelledError",
         "RunHandle",
-        "RunOptions",
+        "RunKeywords",
         "RunResult",
         "RunTimeoutError",
         "Send",
@@ -149,15 +149,16 @@ LAYERS: dict[str, list[str]] = {
     "actors": [
         "_messages",
         "_handle",
-        "_vertex",
+        "_emitter",
         "_pool",
         "_timer",
-        "_coordinator",
-        "_run",
         "_recorder",
+        "_setup",
+        "_run",
+        "_coordinator",
         "_runtime",
     ],
-    "facade": ["_inputs", "_answers", "_resume", "_threads", "_stream", "_compiled", "_graph"],
+    "facade": ["_request", "_inputs", "_answers", "_resume", "_history", "_stream", "_compiled", "_graph"],
     "edges": ["logging", "testing", "events", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
@@ -205,3 +206,38 @@ def test_persistence_sees_only_records_and_its_own_modules() -> None:
     for path in (PACKAGE / "checkpoint").rglob("*.py"):
         allowed = {"checkpoint", *LAYERS["records"]}
         assert _imports(path) <= allowed, path
+
+
+def _module_name(path: Path) -> str:
+    relative = path.relative_to(PACKAGE).with_suffix("")
+    parts = [p for p in relative.parts if p != "__init__"]
+    return ".".join(["actorgraph", *parts])
+
+
+def _full_imports(path: Path) -> set[str]:
+    """Every actorgraph module a file imports, by full dotted name (TYPE_CHECKING and local imports too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("actorgraph"):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("actorgraph."))
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle, counting imports under TYPE_CHECKING and inside functions."""
+    graph = {_module_name(p): _full_imports(p) for p in PACKAGE.rglob("*.py")}
+    cycles = []
+    for start in sorted(graph):
+        stack = [(start, [start])]
+        seen = set()
+        while stack:
+            module, path = stack.pop()
+            for target in sorted(graph.get(module, ())):
+                if target == start:
+                    cycles.append(" -> ".join([*path, start]))
+                elif target not in seen and target in graph:
+                    seen.add(target)
+                    stack.append((target, [*path, target]))
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)

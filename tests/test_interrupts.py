@@ -130,7 +130,7 @@ def test_interrupt_before_fires_once_and_other_tasks_of_the_superstep_run(
         g.add_edge(ag.START, name)
         g.add_edge(name, ag.END)
     app = compile_graph(g, checkpointer=store)
-    paused = app.invoke({"path": []}, thread_id="before", options=ag.RunOptions(interrupt_before=["right"]))
+    paused = app.invoke({"path": []}, thread_id="before", interrupt_before=["right"])
     assert paused.status == "interrupted" and [i.vertex for i in paused.interrupts] == ["right"]
     assert ran == ["left"]
     done = app.invoke(ag.Command(resume=None), thread_id="before")

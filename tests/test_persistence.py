@@ -237,7 +237,7 @@ def test_new_input_on_a_failed_thread_is_refused_unless_discarded(compile_graph:
     with pytest.raises(ag.ActorGraphError, match=r"unfinished superstep 1 \(error\).*discard_pending"):
         app.invoke({"n": 2}, thread_id="x")
     with pytest.raises(ag.VertexError):
-        app.invoke({"n": 2}, thread_id="x", options=ag.RunOptions(discard_pending=True))
+        app.invoke({"n": 2}, thread_id="x", discard_pending=True)
     # the input is an update to the thread's state: add gives 1 + 2, then good adds 5
     assert app.get_state("x").superstep.results["good"].state == {"n": 8}
 
@@ -415,8 +415,10 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
     store = SqliteCheckpointer(path, timeout=0.2)
     release = threading.Event()
     holding = threading.Event()
+    started = threading.Event()  # the input is recorded once the first vertex runs
 
     def hold_lock() -> None:
+        started.wait(5)
         raw = sqlite3.connect(path, timeout=5)
         raw.execute("BEGIN IMMEDIATE")
         holding.set()
@@ -425,7 +427,7 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         raw.close()
 
     g: ag.Graph = ag.Graph()
-    g.add_vertex("one", lambda s: {"n": s["n"] + 1})
+    g.add_vertex("one", lambda s: (started.set(), {"n": s["n"] + 1})[1])
     g.add_vertex("two", lambda s: (holding.wait(5), {"n": s["n"] * 10})[1])
     g.add_edge(ag.START, "one")
     g.add_edge("one", "two")

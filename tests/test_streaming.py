@@ -164,7 +164,7 @@ def test_listeners_receive_events_from_compile_and_from_a_run(compile_graph: Com
     g.add_edge(ag.START, "flaky")
     g.add_edge("flaky", ag.END)
     app = compile_graph(g, listeners=[everything.append], clock=FakeClock())
-    app.invoke({}, options=ag.RunOptions(listeners=[RetriesOnly()]))
+    app.invoke({}, listeners=[RetriesOnly()])
     assert [type(e).__name__ for e in retries] == ["RetryScheduled"]
     assert retries[0].attempt == 1 and retries[0].delay == 0.5  # type: ignore[attr-defined]
     failed_attempt = next(e for e in everything if isinstance(e, ev.TaskFinished) and not e.final)

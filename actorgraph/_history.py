@@ -17,7 +17,7 @@ from actorgraph._types import END, START, ErrorInfo, Message, Node, Position, Sn
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 
-__all__ = ["Threads", "snapshot"]
+__all__ = ["History", "snapshot"]
 
 _SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
 
@@ -49,8 +49,8 @@ def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
     )
 
 
-class Threads:
-    """A compiled graph's access to its checkpointer's threads."""
+class History:
+    """A compiled graph's access to the threads in its checkpointer: snapshots, history, updates."""
 
     def __init__(self, spec: GraphSpec, checkpointer: Checkpointer | None) -> None:
         self.spec = spec

@@ -1,0 +1,113 @@
+"""What a run starts with (`Launch`, `RunSetup`), and what it needs of the actors (`Workers`).
+
+A run is launched in two halves. The caller's thread checks and copies the
+input, and hands a `Launch` to a coordinator; the coordinator reads the thread's
+checkpoint, prepares the `RunSetup` and runs it. So `start()` never waits for a
+store, and the caller's thread is free as soon as the launch is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from actorgraph._cancel import Cancellation
+from actorgraph._events import Listener
+from actorgraph._messages import Order
+from actorgraph._recorder import Recorder
+from actorgraph._spec import GraphSpec
+from actorgraph._task import TaskEnv
+from actorgraph._types import Position, RunResult, VertexResult
+
+__all__ = ["Breakpoints", "Launch", "RunSetup", "Workers"]
+
+
+@dataclass(frozen=True, slots=True)
+class Breakpoints:
+    """Where a run pauses by itself: before or after some vertices ("*" for all)."""
+
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
+
+    def stops_before(self, vertex: str) -> bool:
+        """True when the run pauses before `vertex` runs."""
+        return vertex in self.before or "*" in self.before
+
+    def stops_after(self, vertex: str) -> bool:
+        """True when the run pauses after the superstep in which `vertex` ran."""
+        return vertex in self.after or "*" in self.after
+
+
+@dataclass(slots=True)
+class Launch:
+    """A run on its way to a coordinator: what its handle keeps, and how the coordinator builds it.
+
+    Attributes:
+        run_id: the invoke's id.
+        build: makes the `Run` (on the coordinator's thread: it may read the store);
+            what it raises is the run's error.
+        future: completed with the run's `RunResult` (or error).
+        cancel: set when the run is cancelled.
+        stopped: set once the coordinator has let go of the run.
+        coordinator: the coordinator it was given to.
+    """
+
+    run_id: str
+    build: Callable[[Launch], Any]
+    future: Future[RunResult[Any]] = field(default_factory=Future)
+    cancel: Cancellation = field(default_factory=Cancellation)
+    stopped: Future[None] = field(default_factory=Future)
+    coordinator: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """Everything a run is started with.
+
+    Attributes:
+        run_id: the invoke's id.
+        thread_id: the thread, or None.
+        position: where the run starts (after its input, or a checkpoint).
+        env: the surroundings handed to every task.
+        recursion_limit: the most supersteps this invoke may run.
+        breakpoints: where the run pauses by itself.
+        listeners: callables that receive the run's events.
+        recorder: writes the run to its checkpointer, or None.
+        pending: the results of the checkpoint's unfinished superstep, by task id.
+        answers: resume values for interrupted tasks, by task id.
+        passed: task ids whose `interrupt_before` breakpoint is passed.
+        record_start: write the starting position as a checkpoint first.
+    """
+
+    run_id: str
+    thread_id: str | None
+    position: Position
+    env: TaskEnv
+    recursion_limit: int
+    breakpoints: Breakpoints = Breakpoints()
+    listeners: tuple[Listener, ...] = ()
+    recorder: Recorder | None = None
+    pending: Mapping[str, VertexResult] = field(default_factory=dict)
+    answers: Mapping[str, Any] = field(default_factory=dict)
+    passed: frozenset[str] = frozenset()
+    record_start: bool = False
+
+
+class Workers(Protocol):
+    """What a run needs of the actors of its compiled graph (the `Runtime` provides it)."""
+
+    spec: GraphSpec
+
+    def submit(self, order: Order) -> None:
+        """Hand an attempt to an actor of its vertex."""
+        ...
+
+    def abandon(self, vertex: str, token: int) -> bool:
+        """Give up on the actor running `token` (it overran its timeout); False if it already finished."""
+        ...
+
+    def later(self, seconds: float, fn: Callable[[], None]) -> None:
+        """Call `fn()` after `seconds` (retry backoff): a timer entry, never a waiting thread."""
+        ...

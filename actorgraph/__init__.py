@@ -28,6 +28,7 @@ from actorgraph._errors import (
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
 from actorgraph._request import RunKeywords
+from actorgraph._results import RunResult, Snapshot
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._runtime import StuckVertexWarning
 from actorgraph._types import (
@@ -37,9 +38,7 @@ from actorgraph._types import (
     ErrorInfo,
     Interrupt,
     RetryPolicy,
-    RunResult,
     Send,
-    Snapshot,
     SuperstepState,
     VertexResult,
 )

@@ -183,18 +183,7 @@ class GraphBuilder(Generic[S]):
         if name in self._vertices:
             msg = f"vertex {name!r} was added twice; give each vertex a unique name"
             raise GraphValidationError(msg)
-        if not callable(fn):
-            msg = f"vertex {name!r}: fn must be callable, got {type(fn).__name__}"
-            raise GraphValidationError(msg)
-        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
-            msg = f"vertex {name!r}: timeout must be a positive number of seconds, got {timeout!r}"
-            raise GraphValidationError(msg)
-        if concurrency is not None and not (isinstance(concurrency, int) and concurrency >= 1):
-            msg = f"vertex {name!r}: concurrency must be an int >= 1, got {concurrency!r}"
-            raise GraphValidationError(msg)
-        if on_error is not None and not callable(on_error):
-            msg = f"vertex {name!r}: on_error must be callable handler(state, error)"
-            raise GraphValidationError(msg)
+        _check_options(name, fn, timeout, concurrency, on_error)
         if isinstance(destinations, str):
             destinations = (destinations,)
         self._vertices[name] = _Vertex(
@@ -285,6 +274,21 @@ class GraphBuilder(Generic[S]):
             raise GraphValidationError(msg)
         self._routers.append(_Router(src, router, mapping))
         return self
+
+
+def _check_options(name: str, fn: Any, timeout: Any, concurrency: Any, on_error: Any) -> None:
+    if not callable(fn):
+        msg = f"vertex {name!r}: fn must be callable, got {type(fn).__name__}"
+        raise GraphValidationError(msg)
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        msg = f"vertex {name!r}: timeout must be a positive number of seconds, got {timeout!r}"
+        raise GraphValidationError(msg)
+    if concurrency is not None and not (isinstance(concurrency, int) and concurrency >= 1):
+        msg = f"vertex {name!r}: concurrency must be an int >= 1, got {concurrency!r}"
+        raise GraphValidationError(msg)
+    if on_error is not None and not callable(on_error):
+        msg = f"vertex {name!r}: on_error must be callable handler(state, error)"
+        raise GraphValidationError(msg)
 
 
 def _check_name(name: Any) -> None:

@@ -18,12 +18,13 @@ from actorgraph._handle import RunHandle
 from actorgraph._history import History
 from actorgraph._inputs import input_state
 from actorgraph._request import GraphSettings, RunKeywords, RunRequest
+from actorgraph._results import RunResult, Snapshot
 from actorgraph._resume import new_run_id, prepare
 from actorgraph._run import Run
 from actorgraph._runtime import Runtime
 from actorgraph._setup import Launch
 from actorgraph._stream import astream_items, await_run, stream_items
-from actorgraph._types import Command, RunResult, Snapshot
+from actorgraph._types import Command
 from actorgraph.draw import render_png, to_dot, to_mermaid
 
 __all__ = ["CompiledGraph"]

@@ -67,6 +67,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             failure.__cause__ = exc
             run.crash(failure)
             _stopped(run.launch)
+            run.deliver()
         self.runs.clear()
         self.stop()
 
@@ -99,6 +100,7 @@ class CoordinatorActor(pykka.ThreadingActor):
         for run in list(self.runs.values()):
             run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
             _stopped(run.launch)
+            run.deliver()
         self.runs.clear()
 
     def _step(self, run_id: str, action: Any) -> None:
@@ -113,6 +115,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             del self.runs[run_id]
             self.pool.release(self)
             _stopped(run.launch)
+            run.deliver()
 
 
 def _stopped(launch: Launch) -> None:

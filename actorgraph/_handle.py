@@ -7,10 +7,18 @@ import contextlib
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from actorgraph._errors import RunCancelledError, RunTimeoutError
-from actorgraph._types import RunResult
+from actorgraph._errors import (
+    ActorGraphError,
+    RunCancelledError,
+    RunTimeoutError,
+    VertexActorDiedError,
+    VertexError,
+    VertexTimeoutError,
+)
+from actorgraph._results import RunResult
+from actorgraph._types import VertexResult
 
-__all__ = ["STOP_WAIT", "RunHandle", "settle"]
+__all__ = ["STOP_WAIT", "RunHandle", "raised_for", "settle"]
 
 STOP_WAIT = 10.0
 """Seconds a cancel waits for the run's coordinator to let go of it (it only finishes its current message)."""
@@ -132,3 +140,26 @@ class RunHandle(Generic[S]):
     def __repr__(self) -> str:
         state = "done" if self.done() else "running"
         return f"RunHandle(run_id={self.run_id!r}, thread_id={self.thread_id!r}, {state})"
+
+
+_PASSED_THROUGH: tuple[type[BaseException], ...] = (VertexTimeoutError, VertexActorDiedError)
+
+
+def raised_for(result: VertexResult, step: int, others: int, *, resumable: bool) -> BaseException:
+    """The exception `invoke` raises for a failed task."""
+    error = result.error
+    cause = error.exception if error is not None else None
+    if isinstance(cause, ActorGraphError) and not isinstance(cause, _PASSED_THROUGH):
+        return cause  # merge conflicts, routing and update errors speak for themselves
+    exc = VertexError(
+        result.vertex,
+        task_id=result.task_id,
+        step=step,
+        attempts=result.attempts,
+        error_type=error.type if error else "unknown",
+        message=error.message if error else "",
+        others=others,
+        resumable=resumable,
+    )
+    exc.__cause__ = cause
+    return exc

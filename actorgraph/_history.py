@@ -10,10 +10,11 @@ from actorgraph._errors import ActorGraphError, InvalidUpdateError, MergeConflic
 from actorgraph._inputs import updated_state
 from actorgraph._lineage import distinct
 from actorgraph._recorder import Recorder
+from actorgraph._results import Snapshot
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._spec import GraphSpec
 from actorgraph._superstep import deliver_as, initial, replace_state, state_of, status_of
-from actorgraph._types import END, START, ErrorInfo, Message, Node, Position, Snapshot
+from actorgraph._types import END, START, ErrorInfo, Message, Node, Position
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 

@@ -15,9 +15,10 @@ from typing import Any
 
 from actorgraph._copy import copy_state
 from actorgraph._errors import ActorGraphError, InvalidUpdateError
+from actorgraph._results import RunResult, Snapshot
 from actorgraph._spec import GraphSpec
 from actorgraph._superstep import initial
-from actorgraph._types import UNSET, Command, Interrupt, Node, Position, RunResult, Send, Snapshot
+from actorgraph._types import UNSET, Command, Interrupt, Node, Position, Send
 from actorgraph._update import apply_update
 from actorgraph.merge import has_keys
 

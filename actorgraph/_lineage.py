@@ -70,15 +70,9 @@ def _survey(nodes: Sequence[Node], *, find_shared: bool = True) -> _Survey:  # n
     `find_shared`) at the first shared version, which is the deepest one.
     """
     full = (1 << len(nodes)) - 1
-    paint: dict[int, int] = {}
     stale: set[int] = set()  # at or below a common ancestor already found
     tie = count()  # equal depths leave the heap in the order they entered it
-    heap: list[tuple[int, int, Node]] = []
-    for i, node in enumerate(nodes):
-        key = id(node)
-        if key not in paint:
-            heapq.heappush(heap, (-node.depth, next(tie), node))
-        paint[key] = paint.get(key, 0) | (1 << i)
+    heap, paint = _painted(nodes, tie)
     live = len(heap)  # heap entries that are not stale
     found: list[Node] = []
     queued: set[int] = {id(n) for _, _, n in heap}
@@ -109,6 +103,18 @@ def _survey(nodes: Sequence[Node], *, find_shared: bool = True) -> _Survey:  # n
                 if pkey not in stale:
                     live += 1
     return _Survey(found, 0)
+
+
+def _painted(nodes: Sequence[Node], tie: count[int]) -> tuple[list[tuple[int, int, Node]], dict[int, int]]:
+    """The walk's start: a heap of the versions (deepest first), each painted with its own bit."""
+    paint: dict[int, int] = {}
+    heap: list[tuple[int, int, Node]] = []
+    for i, node in enumerate(nodes):
+        key = id(node)
+        if key not in paint:
+            heapq.heappush(heap, (-node.depth, next(tie), node))
+        paint[key] = paint.get(key, 0) | (1 << i)
+    return heap, paint
 
 
 def lowest_common_ancestors(nodes: Sequence[Node]) -> list[Node]:

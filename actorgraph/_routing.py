@@ -59,9 +59,20 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         )
         for router in spec.routers.get(source, ()):
             targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
-    sends = 0
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
+    out.extend(_to_targets(node, targets, step, task_id, node_id))
+    if not out:
+        out.append(Message(END, node, task_id, step=step))
+    return tuple(out)
+
+
+def _to_targets(
+    node: Node, targets: Sequence[str | Send], step: int, task_id: str, node_id: str
+) -> list[Message]:
+    """The messages to routers' and goto's targets; each `Send` makes a new version (`node_id>n`)."""
+    out = []
+    sends = 0
     for target in targets:
         if isinstance(target, Send):
             child = Node.child(f"{node_id}>{sends}", target.state, node)
@@ -69,9 +80,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
             sends += 1
         else:
             out.append(Message(target, node, task_id, step=step))
-    if not out:
-        out.append(Message(END, node, task_id, step=step))
-    return tuple(out)
+    return out
 
 
 def _who(router: RouterSpec) -> str:

@@ -24,14 +24,7 @@ import pykka
 
 from actorgraph._context import interrupt_id
 from actorgraph._emitter import Emitter
-from actorgraph._errors import (
-    ActorGraphError,
-    MergeConflictError,
-    RecursionLimitError,
-    VertexActorDiedError,
-    VertexError,
-    VertexTimeoutError,
-)
+from actorgraph._errors import MergeConflictError, RecursionLimitError, RunCancelledError, VertexTimeoutError
 from actorgraph._events import (
     Custom,
     Interrupted,
@@ -44,12 +37,13 @@ from actorgraph._events import (
     TaskFinished,
     TaskStarted,
 )
-from actorgraph._handle import settle
+from actorgraph._handle import raised_for, settle
 from actorgraph._messages import Done, Order, TimedOut
+from actorgraph._results import RunResult
 from actorgraph._retry import after_failure
 from actorgraph._setup import Launch, RunSetup, Workers
 from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
-from actorgraph._types import ErrorInfo, Interrupt, RunResult, RunStatus, SuperstepState, Task, VertexResult
+from actorgraph._types import ErrorInfo, Interrupt, RunStatus, SuperstepState, Task, VertexResult
 
 __all__ = ["Run"]
 
@@ -85,6 +79,8 @@ class Run:
         self.cancel_event = launch.cancel
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
+        self._outcome: RunResult[Any] | None = None
+        self._error: BaseException | None = None
         self.supersteps = 0
         self.pending = dict(setup.pending)
         self.tasks: dict[str, Task] = {}
@@ -135,14 +131,26 @@ class Run:
             return
         self.cancel_event.set()
         self._finished("cancelled")
-        self.closed = True
+        self._close(error=RunCancelledError(f"run {self.id} was cancelled"))
 
     def crash(self, exc: BaseException) -> None:
         """The coordinator caught `exc` while driving this run: fail the run with it."""
         self.cancel_event.set()
         self._finished("error", error=exc)
+        self._close(error=exc)
+
+    def deliver(self) -> None:
+        """Complete the caller's future with the run's outcome (the coordinator's last act for it).
+
+        Waking the caller is left to the very end, after the coordinator's own
+        bookkeeping: a caller woken earlier would wait for this thread's GIL.
+        """
+        settle(self.future, result=self._outcome, error=self._error)
+
+    def _close(self, *, result: RunResult[Any] | None = None, error: BaseException | None = None) -> None:
         self.closed = True
-        settle(self.future, error=exc)
+        self._outcome = result
+        self._error = error
 
     # -- supersteps ------------------------------------------------------------------
 
@@ -340,7 +348,7 @@ class Run:
             self.recorder.paused(self.pos, superstep, status)
         if failed:
             resumable = self.recorder is not None
-            self._fail(_raised(failed[0], superstep.step, len(failed) - 1, resumable=resumable))
+            self._fail(raised_for(failed[0], superstep.step, len(failed) - 1, resumable=resumable))
             return
         interrupts = tuple(r.interrupt for r in superstep.interrupted if r.interrupt is not None)
         self._resolve("interrupted", current_state(self.pos, self.spec.merge), interrupts)
@@ -368,37 +376,12 @@ class Run:
         if interrupts:
             self.events.emit(Interrupted(self.id, self.thread_id, self.pos.step, interrupts))
         self._finished(status, state)
-        self.closed = True
-        settle(self.future, result=result)  # last: the caller it wakes finds this thread done
+        self._close(result=result)
 
     def _fail(self, exc: BaseException) -> None:
         self._finished("error", error=exc)
-        self.closed = True
-        settle(self.future, error=exc)
+        self._close(error=exc)
 
     def _finished(self, status: str, state: Any = None, error: BaseException | None = None) -> None:
         info = ErrorInfo.from_exception(error) if error is not None else None
         self.events.emit(RunFinished(self.id, self.thread_id, self.pos.step, status, state, info))
-
-
-_PASSED_THROUGH: tuple[type[BaseException], ...] = (VertexTimeoutError, VertexActorDiedError)
-
-
-def _raised(result: VertexResult, step: int, others: int, *, resumable: bool) -> BaseException:
-    """The exception `invoke` raises for a failed task."""
-    error = result.error
-    cause = error.exception if error is not None else None
-    if isinstance(cause, ActorGraphError) and not isinstance(cause, _PASSED_THROUGH):
-        return cause  # merge conflicts, routing and update errors speak for themselves
-    exc = VertexError(
-        result.vertex,
-        task_id=result.task_id,
-        step=step,
-        attempts=result.attempts,
-        error_type=error.type if error else "unknown",
-        message=error.message if error else "",
-        others=others,
-        resumable=resumable,
-    )
-    exc.__cause__ = cause
-    return exc

@@ -17,9 +17,10 @@ from actorgraph._cancel import Cancellation
 from actorgraph._events import Listener
 from actorgraph._messages import Order
 from actorgraph._recorder import Recorder
+from actorgraph._results import RunResult
 from actorgraph._spec import GraphSpec
 from actorgraph._task import TaskEnv
-from actorgraph._types import Position, RunResult, VertexResult
+from actorgraph._types import Position, VertexResult
 
 __all__ = ["Breakpoints", "Launch", "RunSetup", "Workers"]
 

@@ -130,10 +130,8 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         task: the task, with its recorded inputs.
         attempt: 1 for the first attempt.
         env: the run's surroundings.
-        failure: when given, run the vertex's `on_error` handler for this error
-            instead of the vertex.
-        run_async: runs what an async vertex (or handler) returns to completion;
-            vertex actors pass their own event loop's runner.
+        failure: when given, run the vertex's `on_error` handler for this error instead.
+        run_async: runs an async vertex's coroutine (vertex actors pass their event loop's).
 
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
@@ -145,16 +143,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         node_in = input_node(spec, task, node_id)
     except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
         return at.failed(exc, retryable=False)
-    ctx = Context(
-        step=task.step,
-        attempt=attempt,
-        vertex=task.vertex,
-        task_id=task.id,
-        thread_id=env.thread_id,
-        context=env.context,
-        value=task.value,
-        emit=functools.partial(env.emit, task) if env.emit is not None else None,
-    )
+    ctx = _context(task, attempt, env)
     scope = TaskScope(
         thread_id=env.thread_id, step=task.step, task_id=task.id, vertex=task.vertex, resumes=task.resumes
     )
@@ -165,11 +154,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
             returned = run_async(returned)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
             return at.paused(scope.pending)
-        node_out, goto = _interpret(spec, task, node_in, node_id, returned)
-        outbox = route(
-            spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
-        )
-        return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value, node=node_out)
+        return _succeeded(spec, at, node_in, returned, ctx=ctx, node_id=node_id)
     except InterruptSignal as signal:
         return at.paused(signal.pending)
     except (RoutingError, InvalidUpdateError) as exc:
@@ -178,6 +163,32 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         return at.failed(exc)
     finally:
         current_scope.reset(token)
+
+
+def _succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returned
+    spec: GraphSpec, at: _Attempt, node_in: Node, returned: Any, *, ctx: Context[Any], node_id: str
+) -> VertexResult:
+    """The `ok` outcome: the new version, routed."""
+    task = at.task
+    node_out, goto = _interpret(spec, task, node_in, node_id, returned)
+    outbox = route(
+        spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
+    )
+    return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value, node=node_out)
+
+
+def _context(task: Task, attempt: int, env: TaskEnv) -> Context[Any]:
+    """What the vertex sees of its run: the `ctx` argument."""
+    return Context(
+        step=task.step,
+        attempt=attempt,
+        vertex=task.vertex,
+        task_id=task.id,
+        thread_id=env.thread_id,
+        context=env.context,
+        value=task.value,
+        emit=functools.partial(env.emit, task) if env.emit is not None else None,
+    )
 
 
 def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo | None) -> Any:

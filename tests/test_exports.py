@@ -128,7 +128,7 @@ def test_only_public_modules_have_public_names() -> None:
 # -- layering ------------------------------------------------------------------------------------
 
 LAYERS: dict[str, list[str]] = {
-    "records": ["_types", "_errors", "_schema", "_spec", "_events"],
+    "records": ["_types", "_results", "_errors", "_schema", "_spec", "_events"],
     "pure logic": [
         "_fields",
         "merge",

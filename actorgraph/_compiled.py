@@ -13,7 +13,6 @@ from typing import Any, Generic, TypeVar, Unpack
 from actorgraph._clock import Clock
 from actorgraph._copy import copy_state
 from actorgraph._errors import ActorGraphError, RunTimeoutError
-from actorgraph._events import Listener
 from actorgraph._handle import RunHandle
 from actorgraph._history import History
 from actorgraph._inputs import input_state
@@ -26,6 +25,7 @@ from actorgraph._setup import Launch
 from actorgraph._stream import astream_items, await_run, stream_items
 from actorgraph._types import Command
 from actorgraph.draw import render_png, to_dot, to_mermaid
+from actorgraph.events import Listener
 
 __all__ = ["CompiledGraph"]
 

@@ -10,10 +10,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
-from actorgraph._events import Custom, Event, Listener, log_entry, log_fields
 from actorgraph._log import log, stdlib_logger
 from actorgraph._types import Task
+from actorgraph.events import (
+    Custom,
+    Event,
+    Interrupted,
+    JoinWaiting,
+    Listener,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    SuperstepCommitted,
+    SuperstepStarted,
+    TaskFinished,
+    TaskStarted,
+)
 
 __all__ = ["Emitter"]
 
@@ -54,3 +68,57 @@ class Emitter:
     def custom(self, task: Task, payload: object) -> None:
         """What `ctx.emit(payload)` does in a vertex of this run."""
         self.emit(Custom(self.run_id, self.thread_id, task.step, task.id, task.vertex, payload))
+
+
+_ROUTINE: dict[type[Event], tuple[int, str]] = {
+    RunStarted: (logging.DEBUG, "run started"),
+    SuperstepStarted: (logging.DEBUG, "superstep started"),
+    TaskStarted: (logging.DEBUG, "task started"),
+    RetryScheduled: (logging.INFO, "retry scheduled"),
+    SuperstepCommitted: (logging.DEBUG, "superstep committed"),
+    Interrupted: (logging.INFO, "interrupted"),
+    JoinWaiting: (logging.WARNING, "join never fired"),
+    Custom: (logging.DEBUG, "custom"),
+}
+
+
+def log_entry(event: Event) -> tuple[int, str]:
+    """The stdlib level and the name an event is logged with (the one table of both).
+
+    Cheap, so the caller can decide whether to build the event's fields.
+    """
+    if isinstance(event, TaskFinished):
+        match event.result.status:
+            case "error":
+                return (logging.ERROR if event.final else logging.WARNING), "task failed"
+            case "interrupt":
+                return logging.INFO, "task finished"
+        return logging.DEBUG, "task finished"
+    if isinstance(event, RunFinished):
+        return (logging.ERROR, "run failed") if event.error is not None else (logging.DEBUG, "run finished")
+    return _ROUTINE.get(type(event), (logging.DEBUG, type(event).__name__))
+
+
+def log_fields(event: Event) -> dict[str, Any]:
+    """The structured fields of an event's log record."""
+    fields: dict[str, Any] = {"run_id": event.run_id, "thread_id": event.thread_id, "step": event.step}
+    match event:
+        case TaskFinished(result=r):
+            fields.update(vertex=r.vertex, task_id=r.task_id, attempt=r.attempts, status=r.status)
+            if r.status == "error":
+                fields["error"] = r.error.type if r.error else None
+        case TaskStarted(task_id=task_id, vertex=vertex, attempt=attempt):
+            fields.update(task_id=task_id, vertex=vertex, attempt=attempt)
+        case RetryScheduled(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error):
+            fields.update(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error.type)
+        case JoinWaiting(join=join, target=target, missing=missing):
+            fields.update(join=join, target=target, missing=list(missing))
+        case Interrupted(interrupts=interrupts):
+            fields["interrupts"] = [i.id for i in interrupts]
+        case RunFinished(status=status, error=error):
+            fields["status"] = status
+            if error is not None:
+                fields["error"] = error.type
+        case Custom(vertex=vertex, task_id=task_id):
+            fields.update(vertex=vertex, task_id=task_id)
+    return fields

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
-from actorgraph._events import Listener
 from actorgraph._request import GraphSettings, check_durability, resolve_breakpoints
 from actorgraph._validate import build_spec
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.events import Listener
 
 __all__ = ["Graph"]
 

@@ -31,12 +31,12 @@ import pykka
 
 from actorgraph._cancel import Cancellation
 from actorgraph._errors import ActorGraphError, RunCancelledError, SerializationError, VertexActorDiedError
-from actorgraph._events import TaskStarted
 from actorgraph._messages import Done, Order, TimedOut
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._task import run_attempt
 from actorgraph._timer import Timer
 from actorgraph._types import ErrorInfo, VertexResult
+from actorgraph.events import TaskStarted
 
 if TYPE_CHECKING:
     import asyncio

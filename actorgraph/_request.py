@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from actorgraph._errors import ConfigError
-from actorgraph._events import Listener
 from actorgraph._recorder import DURABILITY, Durability
 from actorgraph._setup import Breakpoints
 from actorgraph._spec import GraphSpec
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.events import Listener
 
 __all__ = [
     "DEFAULT_RECURSION_LIMIT",

@@ -25,7 +25,14 @@ import pykka
 from actorgraph._context import interrupt_id
 from actorgraph._emitter import Emitter
 from actorgraph._errors import MergeConflictError, RecursionLimitError, RunCancelledError, VertexTimeoutError
-from actorgraph._events import (
+from actorgraph._handle import raised_for, settle
+from actorgraph._messages import Done, Order, TimedOut
+from actorgraph._results import RunResult
+from actorgraph._retry import after_failure
+from actorgraph._setup import Launch, RunSetup, Workers
+from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
+from actorgraph._types import ErrorInfo, Interrupt, RunStatus, SuperstepState, Task, VertexResult
+from actorgraph.events import (
     Custom,
     Interrupted,
     JoinWaiting,
@@ -37,13 +44,6 @@ from actorgraph._events import (
     TaskFinished,
     TaskStarted,
 )
-from actorgraph._handle import raised_for, settle
-from actorgraph._messages import Done, Order, TimedOut
-from actorgraph._results import RunResult
-from actorgraph._retry import after_failure
-from actorgraph._setup import Launch, RunSetup, Workers
-from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
-from actorgraph._types import ErrorInfo, Interrupt, RunStatus, SuperstepState, Task, VertexResult
 
 __all__ = ["Run"]
 

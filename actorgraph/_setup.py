@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from actorgraph._cancel import Cancellation
-from actorgraph._events import Listener
 from actorgraph._messages import Order
 from actorgraph._recorder import Recorder
 from actorgraph._results import RunResult
 from actorgraph._spec import GraphSpec
 from actorgraph._task import TaskEnv
 from actorgraph._types import Position, VertexResult
+from actorgraph.events import Listener
 
 __all__ = ["Breakpoints", "Launch", "RunSetup", "Workers"]
 

@@ -14,8 +14,8 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
 from actorgraph._errors import ActorGraphError
-from actorgraph._events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
 from actorgraph._handle import RunHandle
+from actorgraph.events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
 
 __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
 

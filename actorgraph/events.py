@@ -6,20 +6,13 @@ coordinator's and the vertices' threads, so it must be thread-safe and quick;
 give it a `kinds` attribute (a set of event classes) to receive only those.
 """
 
-from actorgraph._events import (
-    Custom,
-    Event,
-    Interrupted,
-    JoinWaiting,
-    Listener,
-    RetryScheduled,
-    RunFinished,
-    RunStarted,
-    SuperstepCommitted,
-    SuperstepStarted,
-    TaskFinished,
-    TaskStarted,
-)
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from actorgraph._types import ErrorInfo, Interrupt, VertexResult
 
 __all__ = [
     "Custom",
@@ -35,3 +28,153 @@ __all__ = [
     "TaskFinished",
     "TaskStarted",
 ]
+
+Listener: TypeAlias = Callable[["Event"], None]
+"""A callable that receives events (from the coordinator's and the vertices' threads)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What every event carries.
+
+    Attributes:
+        run_id: the invoke's id.
+        thread_id: the thread, or None.
+        step: the superstep it belongs to.
+    """
+
+    run_id: str
+    thread_id: str | None
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunStarted(Event):
+    """A run started (or resumed) from superstep `step`."""
+
+
+@dataclass(frozen=True, slots=True)
+class SuperstepStarted(Event):
+    """A superstep was planned.
+
+    Attributes:
+        tasks: its task ids, in task order.
+    """
+
+    tasks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStarted(Event):
+    """A vertex actor started an attempt of a task.
+
+    Attributes:
+        task_id: the task.
+        vertex: its vertex.
+        attempt: 1 for the first attempt.
+    """
+
+    task_id: str
+    vertex: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFinished(Event):
+    """An attempt of a task ended.
+
+    Attributes:
+        result: its outcome.
+        final: False when a retry follows (the result is then an error).
+    """
+
+    result: VertexResult
+    final: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RetryScheduled(Event):
+    """A failed attempt will be tried again.
+
+    Attributes:
+        task_id: the task.
+        vertex: its vertex.
+        attempt: the attempt that failed.
+        delay: seconds before the next attempt.
+        error: why the attempt failed.
+    """
+
+    task_id: str
+    vertex: str
+    attempt: int
+    delay: float
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class SuperstepCommitted(Event):
+    """A superstep committed (step 0: the input was recorded).
+
+    Attributes:
+        state: the run's state after it.
+        checkpoint_id: the checkpoint written, if any.
+    """
+
+    state: Any
+    checkpoint_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted(Event):
+    """The run paused for a person.
+
+    Attributes:
+        interrupts: what it waits for.
+    """
+
+    interrupts: tuple[Interrupt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinWaiting(Event):
+    """A run ended with a join that never fired; its states count toward the result.
+
+    Attributes:
+        join: the join's id.
+        target: the vertex that would have run.
+        missing: the sources that never delivered.
+    """
+
+    join: str
+    target: str
+    missing: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinished(Event):
+    """A run ended: `done`, `interrupted`, `error` or `cancelled`.
+
+    Attributes:
+        status: how it ended.
+        state: its state (final when done), or None on error.
+        error: what went wrong, for `error`.
+    """
+
+    status: str
+    state: Any = None
+    error: ErrorInfo | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Custom(Event):
+    """A payload a vertex sent with `ctx.emit(payload)`.
+
+    Attributes:
+        task_id: the task that sent it.
+        vertex: its vertex.
+        payload: what it sent.
+    """
+
+    task_id: str
+    vertex: str
+    payload: Any

@@ -128,7 +128,7 @@ def test_only_public_modules_have_public_names() -> None:
 # -- layering ------------------------------------------------------------------------------------
 
 LAYERS: dict[str, list[str]] = {
-    "records": ["_types", "_results", "_errors", "_schema", "_spec", "_events"],
+    "records": ["_types", "_results", "_errors", "_schema", "_spec", "events"],
     "pure logic": [
         "_fields",
         "merge",
@@ -159,7 +159,7 @@ LAYERS: dict[str, list[str]] = {
         "_runtime",
     ],
     "facade": ["_request", "_inputs", "_answers", "_resume", "_history", "_stream", "_compiled", "_graph"],
-    "edges": ["logging", "testing", "events", "__init__"],
+    "edges": ["logging", "testing", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
 NAMES = list(LAYERS)

@@ -3,6 +3,7 @@
 Run it: python examples/quickstart.py
 """
 
+# --8<-- [start:all]
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -55,3 +56,4 @@ def main() -> State:
 
 if __name__ == "__main__":
     main()
+# --8<-- [end:all]

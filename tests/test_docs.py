@@ -1,11 +1,11 @@
-"""The documentation cannot rot: its code comes from examples, and every example runs.
+"""The documentation cannot rot: its code is the examples' code, and every example runs.
 
 - Every file in `examples/` runs as a user runs it (a fresh interpreter), unless
   tests/test_examples.py already does, and prints what it should.
-- Every `--8<--` snippet in `docs/` names a file (and section) that exists.
-- Python code in `docs/` is only ever included from `examples/`, in the block form
-  (`--8<--`, the path, `--8<--`): `ruff format` formats Python in Markdown, and
-  would rewrite the one-line form `--8<-- "path"` as if it were an expression.
+- Python code in `docs/` is written in the page (readable on GitHub as it
+  stands), after a comment naming the section of an example it shows
+  (`<!-- code: examples/X.py:section -->`), and is exactly that section
+  (`tests/docsync.py` rewrites the blocks after an example changes).
 - An output shown in `docs/` (a fenced block after `<!-- output: examples/X.py -->`)
   is what that example prints.
 """
@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
+import docsync
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,6 @@ RUNS: dict[str, Example] = {
     "supersteps.py": Example((), "superstep 2: left, right"),
 }
 
-SNIPPET_BLOCK = "--8<--"
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<example>examples/\S+\.py)\s*-->\s*$")
 
@@ -112,24 +112,6 @@ def fenced_blocks(text: str) -> list[tuple[int, str, list[str]]]:
     return blocks
 
 
-def snippet_references() -> list[tuple[str, str]]:
-    """(page:line, target) for every snippet in the docs; only the block form is allowed."""
-    found = []
-    for page in doc_pages():
-        inside = False
-        for number, line in enumerate(page.read_text().splitlines(), 1):
-            where = f"{page.relative_to(ROOT)}:{number}"
-            if line.strip() == SNIPPET_BLOCK:
-                inside = not inside
-            elif inside and line.strip():
-                found.append((where, line.strip()))
-            elif "8<-" in line:
-                msg = f"{where}: write a snippet as three lines: --8<--, examples/file.py:section, --8<--"
-                raise AssertionError(msg)
-        assert not inside, f"{page.relative_to(ROOT)}: a snippet block is not closed"
-    return found
-
-
 def section_markers(path: Path) -> dict[str, list[tuple[str, int]]]:
     """Section name -> its markers ("start" / "end", line number), in file order."""
     markers: dict[str, list[tuple[str, int]]] = {}
@@ -168,23 +150,25 @@ def test_the_streaming_example_logs_with_structlog() -> None:
 # -- the docs point at real code ----------------------------------------------------------------
 
 
-def test_the_docs_include_snippets() -> None:
-    assert len(snippet_references()) > 50
+def sourced_blocks() -> list[tuple[str, str, str, list[str]]]:
+    """(page:line, example, section, lines) for every Python block in the docs."""
+    return [
+        (f"{page.relative_to(ROOT)}:{number}", example, section, body)
+        for page in doc_pages()
+        for number, example, section, body in docsync.blocks(page)
+    ]
 
 
-@pytest.mark.parametrize(("where", "target"), snippet_references())
-def test_every_snippet_points_at_an_existing_file_and_section(where: str, target: str) -> None:
-    path_text, _, section = target.partition(":")
-    path = ROOT / path_text
-    assert path.is_file(), f"{where}: {path_text} does not exist"
-    assert path_text.startswith("examples/"), f"{where}: include code from examples/, not {path_text}"
-    if section:
-        markers = section_markers(path).get(section)
-        assert markers, f"{where}: {path_text} has no section {section!r}"
-        kinds = [kind for kind, _ in markers]
-        assert kinds == ["start", "end"], f"{where}: {section!r} needs one start and one end: {markers}"
-        (_, start), (_, end) = markers
-        assert end > start + 1, f"{where}: section {section!r} of {path_text} is empty"
+def test_the_docs_show_code_from_examples() -> None:
+    assert len(sourced_blocks()) > 50
+
+
+@pytest.mark.parametrize(("where", "example", "section", "body"), sourced_blocks())
+def test_every_block_is_exactly_its_section_of_an_example(
+    where: str, example: str, section: str, body: list[str]
+) -> None:
+    expected = docsync.section(ROOT / example, section)
+    assert body == expected, f"{where}: differs from {example}:{section}; run python tests/docsync.py"
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.name)
@@ -198,13 +182,12 @@ def test_python_in_the_docs_comes_from_examples(page: Path) -> None:
     for number, info, body in fenced_blocks(page.read_text()):
         if not info.startswith(("python", "py ", "py\t", "pycon")) and info != "py":
             continue
-        code = [line.strip() for line in body if line.strip()]
         where = f"{page.relative_to(ROOT)}:{number}"
-        assert code, f"{where}: empty code block"
-        included = len(code) >= 3 and code[0] == code[-1] == SNIPPET_BLOCK and SNIPPET_BLOCK not in code[1:-1]
-        assert included, (
-            f"{where}: Python in the docs must be included from an example that a test runs, "
-            "as three lines: --8<--, examples/file.py:section, --8<--"
+        assert any(line.strip() for line in body), f"{where}: empty code block"
+        sourced = {line for line, *_ in docsync.blocks(page)}
+        assert number - 1 in sourced, (
+            f"{where}: Python in the docs must be a section of an example that a test runs, "
+            "after a comment naming it: <!-- code: examples/file.py:section -->"
         )
 
 

@@ -350,3 +350,30 @@ def test_a_failing_handler_pauses_the_run_with_its_error(compile_graph: Compile)
     with pytest.raises(ag.VertexError) as info:
         app.invoke({})
     assert isinstance(info.value.__cause__, ValueError)
+
+
+def test_a_task_waiting_to_retry_holds_no_actor(compile_graph: Compile) -> None:
+    """With one actor for the vertex, a run waiting 30 s to retry does not keep another run waiting."""
+    waiting = threading.Event()
+    calls: list[str] = []
+
+    def flaky(state: dict[str, Any]) -> dict[str, Any]:
+        calls.append(state["who"])
+        if state["who"] == "first":
+            raise ConnectionError("down")
+        return state
+
+    def listen(event: Any) -> None:
+        if isinstance(event, ag.events.RetryScheduled):
+            waiting.set()
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("v", flaky, concurrency=1, retry=ag.RetryPolicy(initial_interval=30.0, jitter=False))
+    g.add_edge(ag.START, "v")
+    g.add_edge("v", ag.END)
+    app = compile_graph(g, listeners=[listen])
+    first = app.start({"who": "first"})
+    assert waiting.wait(5)  # the first run's task now waits 30 s for its second attempt
+    assert app.invoke({"who": "second"}, timeout=10).state == {"who": "second"}  # the one actor is free
+    assert calls == ["first", "second"]
+    first.cancel()  # the timer entry fires later, finds the run cancelled, and starts nothing

@@ -75,8 +75,7 @@ class Run:
         if self.events.wants(TaskStarted) or self.events.wants(Custom):
             self.env = dataclasses.replace(setup.env, listen=self.events.emit, emit=self.events.custom)
         self.launch = launch
-        self.future = launch.future
-        self.cancel_event = launch.cancel
+        self.cancel_event = launch.cancel  # read on every dispatch and settle
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
         self._outcome: RunResult[Any] | None = None
@@ -145,7 +144,7 @@ class Run:
         Waking the caller is left to the very end, after the coordinator's own
         bookkeeping: a caller woken earlier would wait for this thread's GIL.
         """
-        settle(self.future, result=self._outcome, error=self._error)
+        settle(self.launch.future, result=self._outcome, error=self._error)
 
     def _close(self, *, result: RunResult[Any] | None = None, error: BaseException | None = None) -> None:
         self.closed = True

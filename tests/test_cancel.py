@@ -7,15 +7,12 @@ starts, and the thread can be resumed at once, in the same process.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from children import report_of
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
@@ -26,17 +23,7 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.mark.parametrize("how", ["invoke", "start", "stream"])
 def test_ctrl_c_while_waiting_cancels_the_run_and_leaves_it_resumable(how: str, tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run(
-        [sys.executable, str(HERE / "ctrl_c_child.py"), str(tmp_path / "runs.db"), how],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = report_of("ctrl_c_child.py", str(tmp_path / "runs.db"), how)
     assert report["at"] == 20
     assert report["later"] == report["at"]  # the tick in flight was dropped; nothing after it started
     assert report["status"] == "done"

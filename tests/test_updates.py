@@ -7,14 +7,11 @@ and the vertices of a `returns="update"` graph all use it.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from children import report_of
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
@@ -26,20 +23,10 @@ START_STATE = {"log": ["a"], "n": 1, "tags": ["x"], "meta": {"k": 1}, "last": "a
 
 
 def test_a_five_turn_chat_in_five_processes_keeps_every_message_once(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     db = str(tmp_path / "chat.db")
-    states = []
-    for turn in range(1, 6):
-        done = subprocess.run(
-            [sys.executable, str(HERE / "chat_child.py"), db, "chat-1", f"user {turn}"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        states.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    states = [
+        report_of("chat_child.py", db, "chat-1", f"user {turn}") for turn in range(1, 6)
+    ]  # a process each
     expected = []
     for turn in range(1, 6):
         expected += [f"user {turn}", f"bot saw {2 * turn - 1}"]  # the bot saw the whole conversation

@@ -88,54 +88,61 @@ class Statements:
     @staticmethod
     def of(d: Dialect) -> Statements:
         """The statements in dialect `d`."""
-        m = d.mark
         ddl = _SCHEMA.format(key=d.key, text=d.text, real=d.real, int=d.int, blob=d.blob)
-        select_row = f"SELECT {ROW_COLUMNS} FROM actorgraph_checkpoints WHERE thread_id = {m}"
-        head = f"SELECT head FROM actorgraph_threads WHERE thread_id = {m}"
-        marks = ", ".join([m] * len(ROW_COLUMNS.split(",")))
-        return Statements(
-            schema=tuple(s for s in ddl.split(";") if s.strip()),
-            meta=f"SELECT value FROM actorgraph_meta WHERE key = {m}",
-            new_meta=f"INSERT INTO actorgraph_meta VALUES ({m}, {m}) ON CONFLICT (key) DO NOTHING",
-            new_thread=(
-                f"INSERT INTO actorgraph_threads VALUES ({m}, {m}, {m}, {m})"
-                " ON CONFLICT (thread_id) DO NOTHING"
-            ),
-            move_head=(
-                f"UPDATE actorgraph_threads SET head = {m}, status = {m}, updated_at = {m}"
-                f" WHERE thread_id = {m} AND head = {m}"
-            ),
-            head=head,
-            insert_row=(
-                f"INSERT INTO actorgraph_checkpoints ({ROW_COLUMNS}) VALUES ({marks})"
-                " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
-            ),
-            insert_blob=(
-                f"INSERT INTO actorgraph_blobs VALUES ({m}, {m}, {m})"
-                " ON CONFLICT (thread_id, blob_id) DO NOTHING"
-            ),
-            touch=(
-                f"UPDATE actorgraph_threads SET updated_at = {m},"
-                f" status = coalesce(CAST({m} AS text), status)"
-                f" WHERE thread_id = {m} AND EXISTS (SELECT 1 FROM actorgraph_checkpoints"
-                f" WHERE thread_id = {m} AND checkpoint_id = {m})"
-            ),
-            insert_write=(
-                f"INSERT INTO actorgraph_writes VALUES ({m}, {m}, {m}, {m}, {m})"
-                " ON CONFLICT (thread_id, checkpoint_id, task_id)"
-                " DO UPDATE SET data = excluded.data, refs = excluded.refs"
-            ),
-            select_row=select_row,
-            select_one=f"{select_row} AND checkpoint_id = {m}",
-            select_head=f"{select_row} AND checkpoint_id = ({head})",
-            writes=(
-                "SELECT task_id, data, refs FROM actorgraph_writes"
-                f" WHERE thread_id = {m} AND checkpoint_id = {m} ORDER BY task_id"
-            ),
-            ids_of_rows=f"SELECT checkpoint_id FROM actorgraph_checkpoints WHERE thread_id = {m}",
-            refs=(
-                f"SELECT refs FROM actorgraph_checkpoints WHERE thread_id = {m}"
-                f" UNION ALL SELECT refs FROM actorgraph_writes WHERE thread_id = {m}"
-            ),
-            blob_ids=f"SELECT blob_id FROM actorgraph_blobs WHERE thread_id = {m}",
-        )
+        schema = tuple(s for s in ddl.split(";") if s.strip())
+        return Statements(schema=schema, **_writing(d.mark), **_reading(d.mark))
+
+
+def _writing(m: str) -> dict[str, str]:
+    """The statements that change rows, with placeholder `m`."""
+    marks = ", ".join([m] * len(ROW_COLUMNS.split(",")))
+    return {
+        "new_meta": f"INSERT INTO actorgraph_meta VALUES ({m}, {m}) ON CONFLICT (key) DO NOTHING",
+        "new_thread": (
+            f"INSERT INTO actorgraph_threads VALUES ({m}, {m}, {m}, {m}) ON CONFLICT (thread_id) DO NOTHING"
+        ),
+        "move_head": (
+            f"UPDATE actorgraph_threads SET head = {m}, status = {m}, updated_at = {m}"
+            f" WHERE thread_id = {m} AND head = {m}"
+        ),
+        "insert_row": (
+            f"INSERT INTO actorgraph_checkpoints ({ROW_COLUMNS}) VALUES ({marks})"
+            " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
+        ),
+        "insert_blob": (
+            f"INSERT INTO actorgraph_blobs VALUES ({m}, {m}, {m}) ON CONFLICT (thread_id, blob_id) DO NOTHING"
+        ),
+        "touch": (
+            f"UPDATE actorgraph_threads SET updated_at = {m}, status = coalesce(CAST({m} AS text), status)"
+            f" WHERE thread_id = {m} AND EXISTS (SELECT 1 FROM actorgraph_checkpoints"
+            f" WHERE thread_id = {m} AND checkpoint_id = {m})"
+        ),
+        "insert_write": (
+            f"INSERT INTO actorgraph_writes VALUES ({m}, {m}, {m}, {m}, {m})"
+            " ON CONFLICT (thread_id, checkpoint_id, task_id)"
+            " DO UPDATE SET data = excluded.data, refs = excluded.refs"
+        ),
+    }
+
+
+def _reading(m: str) -> dict[str, str]:
+    """The statements that read rows, with placeholder `m`."""
+    select_row = f"SELECT {ROW_COLUMNS} FROM actorgraph_checkpoints WHERE thread_id = {m}"
+    head = f"SELECT head FROM actorgraph_threads WHERE thread_id = {m}"
+    return {
+        "meta": f"SELECT value FROM actorgraph_meta WHERE key = {m}",
+        "head": head,
+        "select_row": select_row,
+        "select_one": f"{select_row} AND checkpoint_id = {m}",
+        "select_head": f"{select_row} AND checkpoint_id = ({head})",
+        "writes": (
+            "SELECT task_id, data, refs FROM actorgraph_writes"
+            f" WHERE thread_id = {m} AND checkpoint_id = {m} ORDER BY task_id"
+        ),
+        "ids_of_rows": f"SELECT checkpoint_id FROM actorgraph_checkpoints WHERE thread_id = {m}",
+        "refs": (
+            f"SELECT refs FROM actorgraph_checkpoints WHERE thread_id = {m}"
+            f" UNION ALL SELECT refs FROM actorgraph_writes WHERE thread_id = {m}"
+        ),
+        "blob_ids": f"SELECT blob_id FROM actorgraph_blobs WHERE thread_id = {m}",
+    }

@@ -78,7 +78,8 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
     what = f"checkpoint {row.checkpoint_id!r} of thread {thread_id!r}"
     serializer = checkpointer.serializer
     record = serializer.loads(row.data, aad=aad(thread_id, row.checkpoint_id))
-    whole = whole_versions(record["nodes"], _checked(record, what, check_checkpoint))
+    form = _checked(record, what, check_checkpoint)
+    whole = whole_versions(record["nodes"], form)
     stored: dict[str, dict[str, Any]] = {}
     for task_id, w in checkpointer.get_writes(thread_id, row.checkpoint_id).items():
         rec = serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))

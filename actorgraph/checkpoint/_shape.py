@@ -108,7 +108,7 @@ def _status(value: Any, path: str) -> str | None:
 
 
 def _node_entry(value: Any, path: str) -> str | None:
-    if type(value) is list and len(value) == 3:  # noqa: PLR2004 - a version stored whole (format 1)
+    if type(value) is list and len(value) == 3 and value[2] == 1:  # noqa: PLR2004 - stored whole (format 1)
         value = value[:2]
     return _row(_list_of(_STR), _INT)(value, path)
 

@@ -424,8 +424,10 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         raw.rollback()
         raw.close()
 
+    running = threading.Event()  # the input is stored by then: the lock cannot beat it
+
     g: ag.Graph = ag.Graph()
-    g.add_vertex("one", lambda s: {"n": s["n"] + 1})
+    g.add_vertex("one", lambda s: (running.set(), {"n": s["n"] + 1})[1])
     g.add_vertex("two", lambda s: (holding.wait(5), {"n": s["n"] * 10})[1])
     g.add_edge(ag.START, "one")
     g.add_edge("one", "two")
@@ -434,6 +436,7 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         app = compile_graph(g, checkpointer=store)
         locker = threading.Thread(target=hold_lock)
         handle = app.start({"n": 1}, thread_id="lock")
+        assert running.wait(10)
         locker.start()
         with pytest.raises(ag.CheckpointError):
             handle.result(10)

@@ -203,17 +203,22 @@ class PostgresCheckpointer(SqlStore):
         lost = isinstance(exc, psycopg.OperationalError) or self._conn is None or self._conn.broken
         if lost:
             self._drop()  # the next call reconnects
-        if isinstance(exc, _bounded_classes()[1] | psycopg.errors.QueryCanceled):
+        resumable = "The next call reconnects by itself, and the run stays resumable"
+        if isinstance(exc, _bounded_classes()[1]):
             hint = (
-                f"the server did not answer within {self._bound:g} s (frozen, overloaded or cut off "
-                "by the network); check the server and the network. The next call reconnects by "
-                "itself, and the run stays resumable: invoke(None, thread_id=...) continues it"
+                "the server is frozen, overloaded or cut off by the network; check the server and "
+                f"the network. {resumable}: invoke(None, thread_id=...) continues it"
+            )
+        elif isinstance(exc, psycopg.errors.QueryCanceled):
+            hint = (
+                f"the statement ran past the statement timeout ({self._bound - _GRACE:g} s): the server "
+                "is overloaded or the statement is slow; retry, or give PostgresCheckpointer a longer "
+                "statement_timeout=. The run stays resumable"
             )
         elif lost:
             hint = (
                 "the server could not be reached or the connection was lost; check that "
-                "the server is up and the DSN is right. The next call reconnects by "
-                "itself, and the run stays resumable"
+                f"the server is up and the DSN is right. {resumable}"
             )
         else:
             hint = "check the database's state and this user's permissions, then retry"

@@ -54,9 +54,12 @@ def encode_new_states(checkpointer: Checkpointer, thread_id: str, own: str, resu
         SerializationError: naming the vertex and the key that cannot be stored.
     """
     created = [n for n in result_nodes(result) if _made_by(n.id, own)]
-    book = book_for(checkpointer, thread_id)
     return encode_versions(
-        checkpointer.serializer, thread_id, created, book=book, who=f"vertex {result.vertex!r}"
+        checkpointer.serializer,
+        thread_id,
+        created,
+        book=lambda: book_for(checkpointer, thread_id),  # asked only for a state that is not small
+        who=f"vertex {result.vertex!r}",
     )
 
 
@@ -100,6 +103,7 @@ class Recorder:
         self.stored: set[str] = set(stored)
         # the part ids of each version the run may refer to (None: stored whole, format 1)
         self.layouts: dict[str, tuple[str, ...] | None] = dict(getattr(stored, "parts", {}))
+        self.whole = {k for k, v in self.layouts.items() if v is None}
         self.book = book_for(checkpointer, thread_id)
         self.pending_blobs: dict[str, bytes] = {}
         self.written: set[str] = set()  # task ids stored against the current parent
@@ -150,52 +154,68 @@ class Recorder:
         missing = [i for i in ids if i not in self.stored]
         if not missing:
             return {}
-        out = {i: self.pending_blobs[i] for i in missing if i in self.pending_blobs and i in self.layouts}
-        self._encode(out, [nodes[i] for i in missing if i not in out], book=True)
+        pending, layouts = self.pending_blobs, self.layouts
+        out = {}
+        for i in missing:
+            if i in pending:
+                out[i] = pending[i]
+                layouts.setdefault(i, ())  # an encoded version not in `Encoded.parts` has no parts
+        if len(out) < len(missing):
+            self._encode(out, [nodes[i] for i in missing if i not in out], book=True)
         lost = []
         for i in missing:
-            for part in self.layouts.get(i) or ():
+            for part in layouts[i] or ():
                 if part not in out and part not in self.stored:
-                    if part not in self.pending_blobs:
+                    if part not in pending:
                         lost.append(nodes[i])
                         break
-                    out[part] = self.pending_blobs[part]
-        self._encode(out, lost, book=False)
+                    out[part] = pending[part]
+        if lost:
+            self._encode(out, lost, book=False)
         return out
 
     def _encode(self, out: dict[str, bytes], nodes: list[Node], *, book: bool) -> None:
-        if nodes:
-            encoded = encode_versions(
-                self.serializer, self.thread_id, nodes, book=self.book if book else None
-            )
-            out.update(encoded)
-            self.layouts.update(encoded.parts)
+        encoded = encode_versions(
+            self.serializer, self.thread_id, nodes, book=(lambda: self.book) if book else None
+        )
+        out.update(encoded)
+        for node in nodes:
+            self.layouts[node.id] = encoded.parts.get(node.id, ())
 
     def _sent(self, blobs: Mapping[str, bytes]) -> None:
         self.stored.update(blobs)
-        for key in blobs:
-            self.pending_blobs.pop(key, None)
+        pending = self.pending_blobs
+        if pending:
+            for key in blobs:
+                pending.pop(key, None)
 
     def _structure(self, nodes: Mapping[str, Node]) -> dict[str, list[object]]:
-        whole = [k for k in nodes if k in self.layouts and self.layouts[k] is None]
-        return structure_of(nodes, whole)
+        return structure_of(nodes, self.whole.intersection(nodes) if self.whole else ())
 
     def _refs(self, versions: Collection[str]) -> tuple[str, ...]:
         """What a row refers to: its versions and every part they name."""
-        unknown = [v for v in versions if v not in self.layouts]
+        layouts = self.layouts
+        unknown = [v for v in versions if v not in layouts]
         if unknown:
             self._learn(unknown)
-        parts = {p: None for v in versions for p in self.layouts.get(v) or ()}
-        return (*versions, *parts)
+        parts: dict[str, None] = {}
+        for v in versions:
+            found = layouts[v]
+            if found:
+                parts.update(dict.fromkeys(found))
+        return (*versions, *parts) if parts else tuple(versions)
 
     def _learn(self, versions: list[str]) -> None:
         """Read the part ids of stored versions this run was not told about."""
+        for version in versions:
+            self.layouts[version] = ()
         for version, data in self.checkpointer.get_blobs(self.thread_id, versions).items():
             manifest = self.serializer.loads(data, aad=blob_aad(self.thread_id, version))
             try:
                 self.layouts[version] = layout_of(manifest, version).parts
             except SerializationError:  # not a manifest: a version stored whole (format 1)
                 self.layouts[version] = None
+                self.whole.add(version)
 
     # -- checkpoints -------------------------------------------------------------------
 
@@ -267,8 +287,8 @@ class Recorder:
 
     def _forget_dead_blobs(self, pos: Position) -> None:
         """Drop what no later version can need: pending bytes, part lists and hints of dead versions."""
-        book_size = len(self.book) if self.book is not None else 0
-        if max(len(self.pending_blobs), len(self.layouts), book_size) > 64:  # noqa: PLR2004 - worth a walk
+        # (the book grows with the encoded versions, which `layouts` counts too)
+        if len(self.pending_blobs) > 64 or len(self.layouts) > 64:  # noqa: PLR2004 - worth a walk
             live = reachable(m.node for m in pos.messages())
             needed = {p for v in live for p in self.layouts.get(v) or ()}
             self.pending_blobs = {k: v for k, v in self.pending_blobs.items() if k in live or k in needed}

@@ -19,7 +19,7 @@ import itertools
 import os
 import threading
 import time
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actorgraph._errors import SerializationError
@@ -88,12 +88,12 @@ def reachable(roots: Iterable[Node]) -> dict[str, Node]:
     return out
 
 
-def structure_of(nodes: Mapping[str, Node], whole: Container[str] = ()) -> dict[str, list[Any]]:
+def structure_of(nodes: Mapping[str, Node], whole: Iterable[str] = ()) -> dict[str, list[Any]]:
     """The stored form of a lineage: version id -> `[parent ids, depth]` (and `1` if stored whole)."""
-    return {
-        key: [[p.id for p in node.parents], node.depth, *((1,) if key in whole else ())]
-        for key, node in nodes.items()
-    }
+    out = {key: [[p.id for p in node.parents], node.depth] for key, node in nodes.items()}
+    for key in whole:
+        out[key].append(1)
+    return out
 
 
 def whole_versions(structure: Mapping[str, list[Any]], record_format: int) -> dict[str, bool]:

@@ -44,6 +44,7 @@ __all__ = [
     "assemble",
     "encode_state",
     "is_part_id",
+    "is_small",
     "layout_of",
 ]
 
@@ -149,6 +150,10 @@ class Layout:
         return ["one", self.whole]
 
 
+SMALL = Layout(None, None, ())
+"""The layout of a small state (`["val", state]`): no parts, nothing to lend its children."""
+
+
 def _names(refs: Iterable[Ref]) -> Iterator[str]:
     for ref in refs:
         if type(ref) is str:
@@ -215,8 +220,16 @@ class _Encoder:
         return self.fresh(chunk)  # type: ignore[return-value]
 
 
-def _scalars_only(state: dict[Any, Any]) -> bool:
-    if len(state) > _SMALL_STATE:
+def is_small(state: Any) -> bool:
+    """A state of scalars only (None, bool, int, float, short str), stored in its manifest as it is.
+
+    Splitting it would cost more than it could save, and storing it as it is
+    serializes it once, as a whole state always was.
+    """
+    kind = type(state)
+    if kind in _SCALARS:
+        return True
+    if kind is not dict or len(state) > _SMALL_STATE:
         return False
     for value in state.values():
         kind = type(value)
@@ -240,7 +253,7 @@ def encode_state(
         SerializationError: a value cannot be stored; its `path` says where in the state.
     """
     encoder = _Encoder(codec, part_aad)
-    if type(state) is not dict or (_scalars_only(state) and not any(p.refs for _, p in parents)):
+    if type(state) is not dict:
         hints = [(old, layout.whole) for old, layout in parents if layout.whole is not None]
         return _layout(None, _at(encoder.ref, state, hints, "")), encoder.parts
     keyed = [(old, layout.refs) for old, layout in parents if type(old) is dict and layout.refs is not None]
@@ -275,8 +288,11 @@ def layout_of(manifest: Any, where: str) -> Layout:
                 by_key = None
             if by_key is not None and len(by_key) == len(keys) and all(map(_valid_ref, refs)):
                 return _layout(by_key, None)
-    elif type(manifest) is list and len(manifest) == 2 and manifest[0] == "one" and _valid_ref(manifest[1]):  # noqa: PLR2004
-        return _layout(None, manifest[1])
+    elif type(manifest) is list and len(manifest) == 2:  # noqa: PLR2004
+        if manifest[0] == "one" and _valid_ref(manifest[1]):
+            return _layout(None, manifest[1])
+        if manifest[0] == "val":
+            return SMALL
     raise SerializationError(
         f"{where} is damaged: its manifest is not a list of keys and part references this version "
         f"of actorgraph wrote. Restore the store from a good copy, or resume from another checkpoint"

@@ -14,13 +14,22 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Self
 
 from actorgraph._errors import SerializationError
 from actorgraph._types import Node
 from actorgraph.checkpoint._codec import aad, blob_aad
-from actorgraph.checkpoint._parts import Layout, PartCodec, assemble, encode_state, layout_of
+from actorgraph.checkpoint._parts import (
+    SMALL,
+    Layout,
+    PartCodec,
+    assemble,
+    encode_state,
+    is_small,
+    layout_of,
+)
 from actorgraph.checkpoint._protocol import Checkpointer, Serializer
 
 __all__ = ["Book", "Encoded", "Stored", "book_for", "encode_versions", "read_versions"]
@@ -33,13 +42,12 @@ class Encoded(dict[str, bytes]):
     """Blobs of some versions: manifests by version id, and the new parts by content address.
 
     Attributes:
-        parts: each encoded version's part ids, including parts it shares with
-            earlier versions (and whose bytes are therefore not here).
+        parts: the part ids of each encoded version that has parts, including
+            parts it shares with earlier versions (whose bytes are not here). A
+            version left out has none (a small state, stored in its manifest).
     """
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: dict[str, tuple[str, ...]] = {}
+    parts: Mapping[str, tuple[str, ...]] = MappingProxyType({})
 
 
 class Stored(frozenset[str]):
@@ -97,7 +105,9 @@ def book_for(checkpointer: Checkpointer, thread_id: str) -> Book | None:
     serializer = checkpointer.serializer
     with _books_lock:
         try:
-            books = _books.setdefault(checkpointer, OrderedDict())
+            books = _books.get(checkpointer)
+            if books is None:
+                books = _books[checkpointer] = OrderedDict()
         except TypeError:  # a store that cannot be weakly referenced: no hints, every value encoded
             return None
         book = books.get(thread_id)
@@ -119,8 +129,22 @@ def _located(exc: SerializationError, who: str) -> SerializationError:
     return located
 
 
+def _small(serializer: Serializer, thread_id: str, node: Node, out: Encoded) -> bool:
+    """Store a small state in its manifest, as it is; False if it cannot be (the full path says why)."""
+    try:
+        out[node.id] = serializer.dumps(["val", node.state], aad=blob_aad(thread_id, node.id))
+    except SerializationError:
+        return False
+    return True
+
+
 def encode_versions(
-    serializer: Serializer, thread_id: str, nodes: Iterable[Node], *, book: Book | None, who: str = ""
+    serializer: Serializer,
+    thread_id: str,
+    nodes: Sequence[Node],
+    *,
+    book: Callable[[], Book | None] | None,
+    who: str = "",
 ) -> Encoded:
     """Manifests of `nodes` and the parts they need, each bound to its thread and id.
 
@@ -129,22 +153,29 @@ def encode_versions(
         thread_id: the thread.
         nodes: the versions to encode (their parents, when in the book or among
             `nodes`, lend the references of unchanged values).
-        book: the thread's book, or None to encode every value afresh.
+        book: gets the thread's book (asked only for a state that is not small),
+            or None to encode every value afresh.
         who: the vertex that made the versions, for errors.
 
     Raises:
         SerializationError: naming `who` and the key that cannot be stored.
     """
     out = Encoded()
-    todo = sorted({n.id: n for n in nodes}.values(), key=lambda n: n.depth)
-    if not todo:
-        return out
-    codec = PartCodec(serializer, thread_id, aad(thread_id, "part"))
+    todo = nodes
+    if len(todo) > 1:  # parents first, each version once
+        todo = sorted({n.id: n for n in todo}.values(), key=lambda n: n.depth)
+    codec: PartCodec | None = None
+    hints: Book | None = None
     made: dict[str, Layout] = {}
     for node in todo:
+        if is_small(node.state) and _small(serializer, thread_id, node, out):
+            continue
+        if codec is None:
+            codec = PartCodec(serializer, thread_id, aad(thread_id, "part"))
+            hints = book() if book is not None else None
         parents = []
         for parent in node.parents:
-            layout = made.get(parent.id) or (book.get(parent.id) if book is not None else None)
+            layout = made.get(parent.id) or (hints.get(parent.id) if hints is not None else None)
             if layout is not None:
                 parents.append((parent.state, layout))
         try:
@@ -153,10 +184,12 @@ def encode_versions(
             raise _located(exc, who) from exc
         out[node.id] = serializer.dumps(layout.manifest(), aad=blob_aad(thread_id, node.id))
         out.update(parts)
-        out.parts[node.id] = layout.parts
+        if not out.parts:
+            out.parts = {}
+        out.parts[node.id] = layout.parts  # type: ignore[index]
         made[node.id] = layout
-        if book is not None:
-            book.put(node.id, layout)
+        if hints is not None:
+            hints.put(node.id, layout)
     return out
 
 
@@ -188,8 +221,12 @@ def read_versions(
         value = serializer.loads(data, aad=blob_aad(thread_id, version))
         if whole[version]:
             states[version] = value
+            continue
+        layout = layout_of(value, f"state version {version!r} of {what}")
+        if layout is SMALL:
+            states[version] = value[1]
         else:
-            layouts[version] = layout_of(value, f"state version {version!r} of {what}")
+            layouts[version] = layout
     wanted = {part for layout in layouts.values() for part in layout.parts}
     found = checkpointer.get_blobs(thread_id, wanted)
     values = {p: codec.loads(codec.open(p, data, blob_aad(thread_id, p))) for p, data in found.items()}
@@ -197,5 +234,5 @@ def read_versions(
         states[version] = assemble(codec, layout, values, f"state version {version!r} of {what}")
         if book is not None:
             book.put(version, layout)
-    parts = {v: (layouts[v].parts if v in layouts else None) for v in blobs}
+    parts = {v: (None if whole[v] else layouts[v].parts if v in layouts else ()) for v in blobs}
     return states, Stored([*blobs, *found], parts)

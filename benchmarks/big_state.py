@@ -5,16 +5,22 @@ changes, plus a counter that every superstep increments. actorgraph's vertex
 returns the whole state (its idiom), LangGraph's node returns the counter (its
 idiom); both save every superstep before the next starts (durability "sync").
 Bytes on disk are the SQLite file with its WAL after the store is closed; time
-is the median of the timed runs; peak memory is tracemalloc's peak over one
-more run (tracemalloc slows a run, so that run is not timed).
+is the median of the timed runs. Peak memory is measured on one more run in a
+fresh interpreter, two ways: the growth of its peak resident set over what it
+held before the run (Linux's VmHWM, reset just before; it sees native
+allocations too), and tracemalloc's peak of Python allocations (a run under
+tracemalloc is slower, so neither of these runs is timed).
 """
 
 from __future__ import annotations
 
 import gc
 import itertools
+import json
 import sqlite3
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 import tracemalloc
@@ -64,7 +70,8 @@ class Measured:
     disk: int
     seconds: float
     spread: tuple[float, float]
-    peak: int
+    rss: int
+    traced: int
 
 
 def _ours(folder: Path, steps: int) -> tuple[Callable[[Any], object], Callable[[], int]]:
@@ -120,7 +127,7 @@ def _disk(path: Path) -> int:
 
 
 def measure(library: str, case: Case, repeat: int, folder: Path) -> Measured:
-    """Time `repeat` runs (each on a new file), then one more under tracemalloc for the peak."""
+    """Time `repeat` runs (each on a new file), then take the peaks in a fresh interpreter."""
     build = _ours if library == "actorgraph" else _theirs
     big = case.make()
     times, disks = [], []
@@ -131,16 +138,41 @@ def measure(library: str, case: Case, repeat: int, folder: Path) -> Measured:
         run(big)
         times.append(time.perf_counter() - start)
         disks.append(close())
+    del big
+    command = [sys.executable, "-m", "benchmarks.big_state", library, str(CASES.index(case)), str(folder)]
+    peaks = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+    return Measured(max(disks), statistics.median(times), (min(times), max(times)), *peaks)
+
+
+def _status(field: str) -> int:
+    """A size from /proc/self/status, in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _peaks(library: str, case: Case, folder: Path) -> tuple[int, int]:
+    """Peak resident growth and peak traced bytes of one run (in this fresh interpreter)."""
+    build = _ours if library == "actorgraph" else _theirs
+    big = case.make()
+    run, close = build(folder, case.steps)
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current resident set
+    before = _status("VmRSS")
+    run(big)
+    rss = _status("VmHWM") - before
+    close()
     run, close = build(folder, case.steps)
     gc.collect()
     tracemalloc.start()
     try:
         run(big)
-        peak = tracemalloc.get_traced_memory()[1]
+        traced = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
         close()
-    return Measured(max(disks), statistics.median(times), (min(times), max(times)), peak)
+    return rss, traced
 
 
 def report(repeat: int, have_langgraph: bool, workdir: Path | None = None) -> str:
@@ -149,8 +181,8 @@ def report(repeat: int, have_langgraph: bool, workdir: Path | None = None) -> st
     lines = [
         f"### A big unchanged value, SQLite (median of {repeat} runs; range in brackets)",
         "",
-        "| workload | library | on disk | time | peak memory |",
-        "| --- | --- | ---: | ---: | ---: |",
+        "| workload | library | on disk | time | peak RSS growth | peak traced |",
+        "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     libraries = ["actorgraph", "LangGraph"] if have_langgraph else ["actorgraph"]
     for case in CASES:
@@ -159,18 +191,16 @@ def report(repeat: int, have_langgraph: bool, workdir: Path | None = None) -> st
             low, high = m.spread
             lines.append(
                 f"| {case.name} | {library} | {m.disk / MIB:,.1f} MiB | {m.seconds:.2f} s "
-                f"[{low:.2f}-{high:.2f}] | {m.peak / MIB:,.0f} MiB |"
+                f"[{low:.2f}-{high:.2f}] | {m.rss / MIB:,.0f} MiB | {m.traced / MIB:,.0f} MiB |"
             )
         if have_langgraph:
             ours, theirs = found["actorgraph"], found["LangGraph"]
             lines.append(
                 f"| | ratio | {ours.disk / theirs.disk:.2f}x | {ours.seconds / theirs.seconds:.2f}x | "
-                f"{ours.peak / theirs.peak:.2f}x |"
+                f"{ours.rss / theirs.rss:.2f}x | {ours.traced / theirs.traced:.2f}x |"
             )
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    import importlib.util
-
-    print(report(5, importlib.util.find_spec("langgraph") is not None))
+if __name__ == "__main__":  # one peak measurement: LIBRARY CASE_INDEX FOLDER
+    print(json.dumps(_peaks(sys.argv[1], CASES[int(sys.argv[2])], Path(sys.argv[3]))))

@@ -14,7 +14,9 @@ A reference is either
   chunks with its previous version.
 
 Dataclasses, pydantic models and other non-mapping states are one reference
-(splitting them would need the serializer's class handling in the manifest).
+(splitting them would need the serializer's class handling in the manifest). A
+state of scalars only is kept in its manifest as it is (`["val", state]`):
+serialized once, as small states always were.
 
 A value is serialized only when it changed: each version's layout (its
 references) is remembered, and a child version reuses its parent's reference

@@ -138,6 +138,16 @@ def _small(serializer: Serializer, thread_id: str, node: Node, out: Encoded) -> 
     return True
 
 
+def _parents(node: Node, made: Mapping[str, Layout], hints: Book | None) -> list[tuple[Any, Layout]]:
+    """(state, layout) of the parents of `node` whose layouts are known."""
+    found = []
+    for parent in node.parents:
+        layout = made.get(parent.id) or (hints.get(parent.id) if hints is not None else None)
+        if layout is not None:
+            found.append((parent.state, layout))
+    return found
+
+
 def encode_versions(
     serializer: Serializer,
     thread_id: str,
@@ -173,13 +183,10 @@ def encode_versions(
         if codec is None:
             codec = PartCodec(serializer, thread_id, aad(thread_id, "part"))
             hints = book() if book is not None else None
-        parents = []
-        for parent in node.parents:
-            layout = made.get(parent.id) or (hints.get(parent.id) if hints is not None else None)
-            if layout is not None:
-                parents.append((parent.state, layout))
         try:
-            layout, parts = encode_state(codec, node.state, parents, lambda p: blob_aad(thread_id, p))
+            layout, parts = encode_state(
+                codec, node.state, _parents(node, made, hints), lambda p: blob_aad(thread_id, p)
+            )
         except SerializationError as exc:
             raise _located(exc, who) from exc
         out[node.id] = serializer.dumps(layout.manifest(), aad=blob_aad(thread_id, node.id))

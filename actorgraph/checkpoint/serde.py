@@ -10,9 +10,10 @@ Security model:
 - `PickleSerializer` saves arbitrary objects. Loading pickles runs arbitrary
   code: use it only for data that only you can write.
 - `EncryptedSerializer` wraps either one with AES-GCM. The engine's `aad` (the
-  thread and the checkpoint or blob id) is authenticated with the bytes, so bytes
-  tampered with, moved to another thread or checkpoint, or encrypted with another
-  key are refused.
+  thread and the checkpoint, version or part id) is authenticated with the
+  bytes, so bytes tampered with, moved to another thread or checkpoint, or
+  encrypted with another key are refused. Parts of states are addressed by a
+  keyed digest of their plaintext (`address`), which tells nothing without the key.
 """
 
 from __future__ import annotations

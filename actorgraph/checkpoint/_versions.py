@@ -235,7 +235,7 @@ def read_versions(
         else:
             layouts[version] = layout
     wanted = {part for layout in layouts.values() for part in layout.parts}
-    found = checkpointer.get_blobs(thread_id, wanted)
+    found = checkpointer.get_blobs(thread_id, wanted) if wanted else {}
     values = {p: codec.loads(codec.open(p, data, blob_aad(thread_id, p))) for p, data in found.items()}
     for version, layout in layouts.items():
         states[version] = assemble(codec, layout, values, f"state version {version!r} of {what}")

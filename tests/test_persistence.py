@@ -415,10 +415,8 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
     store = SqliteCheckpointer(path, timeout=0.2)
     release = threading.Event()
     holding = threading.Event()
-    started = threading.Event()  # the input is recorded once the first vertex runs
 
     def hold_lock() -> None:
-        started.wait(5)
         raw = sqlite3.connect(path, timeout=5)
         raw.execute("BEGIN IMMEDIATE")
         holding.set()
@@ -426,8 +424,10 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         raw.rollback()
         raw.close()
 
+    running = threading.Event()  # the input is stored by then: the lock cannot beat it
+
     g: ag.Graph = ag.Graph()
-    g.add_vertex("one", lambda s: (started.set(), {"n": s["n"] + 1})[1])
+    g.add_vertex("one", lambda s: (running.set(), {"n": s["n"] + 1})[1])
     g.add_vertex("two", lambda s: (holding.wait(5), {"n": s["n"] * 10})[1])
     g.add_edge(ag.START, "one")
     g.add_edge("one", "two")
@@ -436,6 +436,7 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         app = compile_graph(g, checkpointer=store)
         locker = threading.Thread(target=hold_lock)
         handle = app.start({"n": 1}, thread_id="lock")
+        assert running.wait(10)
         locker.start()
         with pytest.raises(ag.CheckpointError):
             handle.result(10)

@@ -217,6 +217,7 @@ def test_draw_mermaid_of_a_thread_marks_each_vertex_with_its_last_status(compile
     assert "digraph" in app.draw_dot(thread_id="pic")
 
 
+@pytest.mark.needs_dot
 def test_draw_png_renders(compile_graph: Compile, tmp_path: Any) -> None:
     path = compile_graph(chain()).draw_png(tmp_path / "graph.png")
     assert path.read_bytes().startswith(b"\x89PNG")

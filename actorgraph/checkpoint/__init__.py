@@ -1,8 +1,15 @@
 """Checkpointers: durable records of runs, and the serializers that encode them.
 
 - `MemoryCheckpointer()`: in the process, for tests and short-lived runs.
-- `SqliteCheckpointer(path)`: a local SQLite file (WAL); the embedded default.
-- `PostgresCheckpointer(dsn)`: PostgreSQL through psycopg 3 (`pip install "actorgraph[postgres]"`).
+- `SqliteCheckpointer(path)`: a local SQLite file (WAL); the embedded default
+  (`readonly=True` to read a database without writing to it).
+- `PostgresCheckpointer(dsn)`: PostgreSQL through psycopg 3 (`pip install "actorgraph[postgres]"`),
+  with every wait bounded (`connect_timeout`, `statement_timeout`, `idle_timeout`, `keepalive`).
+
+Every store is a context manager (`with SqliteCheckpointer(path) as cp:`) and
+has `threads()`, `history()`, `prune(thread_id, keep=n)` and `delete_thread()`.
+A state version is stored as a manifest of content-addressed parts, so a value
+that does not change is stored once.
 
 Every checkpointer takes `serializer=`: `MsgpackSerializer(allowed=...)` (the
 safe default: loading never imports or calls anything not allowed),

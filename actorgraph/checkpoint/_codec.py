@@ -3,8 +3,9 @@
 A checkpoint record holds the run's position (the messages in flight, join
 buffers, END deliveries, private values) with every state replaced by the id
 of its lineage version, plus the lineage structure (each version's parents and
-depth). The states themselves are blobs, stored once per version id and shared
-by every checkpoint and task result that refers to them. A task result
+depth). The states themselves are blobs, stored once per version id (as a manifest
+of content-addressed parts, see `_parts.py`) and shared by every checkpoint
+and task result that refers to them. A task result
 (`VertexResult`) is stored the same way.
 
 Every piece of bytes is bound to where it belongs (`aad`): the thread and the
@@ -23,7 +24,6 @@ from typing import Any
 
 from actorgraph._errors import SerializationError
 from actorgraph._types import ErrorInfo, Interrupt, Message, Node, Position, VertexResult
-from actorgraph.checkpoint._protocol import Serializer
 
 __all__ = [
     "FORMAT",
@@ -32,15 +32,18 @@ __all__ = [
     "build_nodes",
     "decode_position",
     "decode_result",
-    "encode_blobs",
     "encode_position",
     "encode_result",
     "new_checkpoint_id",
     "reachable",
     "structure_of",
+    "whole_versions",
 ]
 
-FORMAT = 1
+FORMAT = 2
+"""The format of stored records: 2 stores each version as a manifest and parts (`_parts.py`);
+format 1 stored each version whole. Both are read; a version stored whole keeps a marker
+(a third item in its lineage entry) in later records."""
 
 _id_lock = threading.Lock()
 _last_id = [0]
@@ -85,9 +88,19 @@ def reachable(roots: Iterable[Node]) -> dict[str, Node]:
     return out
 
 
-def structure_of(nodes: Mapping[str, Node]) -> dict[str, list[Any]]:
-    """The stored form of a lineage: version id -> `[parent ids, depth]`."""
-    return {key: [[p.id for p in node.parents], node.depth] for key, node in nodes.items()}
+def structure_of(nodes: Mapping[str, Node], whole: Iterable[str] = ()) -> dict[str, list[Any]]:
+    """The stored form of a lineage: version id -> `[parent ids, depth]` (and `1` if stored whole)."""
+    out = {key: [[p.id for p in node.parents], node.depth] for key, node in nodes.items()}
+    for key in whole:
+        out[key].append(1)
+    return out
+
+
+def whole_versions(structure: Mapping[str, list[Any]], record_format: int) -> dict[str, bool]:
+    """Which versions of a stored lineage are stored whole (format 1) rather than as manifests."""
+    if record_format == 1:
+        return dict.fromkeys(structure, True)
+    return {key: len(entry) > 2 for key, entry in structure.items()}  # noqa: PLR2004 - the marker
 
 
 def build_nodes(
@@ -101,7 +114,7 @@ def build_nodes(
     for node_id in sorted(structure, key=lambda k: structure[k][1]):
         if node_id in nodes:
             continue
-        parent_ids, depth = structure[node_id]
+        parent_ids, depth = structure[node_id][:2]
         try:
             parents = tuple(nodes[p] for p in parent_ids)
             state = states[node_id]
@@ -110,34 +123,6 @@ def build_nodes(
             raise SerializationError(msg) from None
         nodes[node_id] = Node(node_id, state, parents, depth)
     return nodes
-
-
-def encode_blobs(
-    serializer: Serializer, thread_id: str, nodes: Iterable[Node], *, who: str = ""
-) -> dict[str, bytes]:
-    """Serialize the states of `nodes`, each bound to its thread and id.
-
-    Raises:
-        SerializationError: naming `who` (the vertex) and the key that cannot be stored.
-    """
-    out: dict[str, bytes] = {}
-    for node in nodes:
-        if node.id in out:
-            continue
-        try:
-            out[node.id] = serializer.dumps(node.state, aad=blob_aad(thread_id, node.id))
-        except SerializationError as exc:
-            raise _located(exc, who) from exc
-    return out
-
-
-def _located(exc: SerializationError, who: str) -> SerializationError:
-    path = getattr(exc, "path", "")
-    where = f" at {path}" if path else ""
-    owner = f"the state returned by {who}" if who else "a state"
-    located = SerializationError(f"{owner} cannot be checkpointed{where}: {exc}")
-    located.path = path  # type: ignore[attr-defined]
-    return located
 
 
 # -- messages and positions ---------------------------------------------------------------

@@ -1,21 +1,29 @@
-"""Reading a stored checkpoint back: its position, pending superstep and lineage."""
+"""Reading a stored checkpoint back: its position, pending superstep and lineage.
+
+Every record is checked for its shape (`_shape.py`) before anything is built
+from it, so a damaged or forged record is refused with an error naming the
+thread and checkpoint.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from actorgraph._errors import CheckpointError
+from actorgraph._errors import SerializationError
 from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,
-    blob_aad,
     build_nodes,
     decode_interrupts,
     decode_position,
     decode_result,
+    whole_versions,
 )
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
+from actorgraph.checkpoint._shape import check_checkpoint, check_write, damaged, format_of
+from actorgraph.checkpoint._versions import Stored, read_versions
 
 __all__ = ["Loaded", "load", "write_aad"]
 
@@ -34,14 +42,15 @@ class Loaded:
         position: the committed position.
         pending: the results stored against it (the next superstep, possibly unfinished).
         pauses: `interrupt_after` breakpoints waiting to be passed.
-        stored: ids of every version in the store that this checkpoint knows of.
+        stored: ids of every blob in the store that this checkpoint knows of, with
+            each version's parts.
     """
 
     row: CheckpointRow
     position: Position
     pending: dict[str, VertexResult]
     pauses: tuple[Interrupt, ...]
-    stored: frozenset[str]
+    stored: Stored
 
     @property
     def superstep(self) -> SuperstepState:
@@ -61,40 +70,43 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
     Raises:
         CheckpointError: the store failed, or the checkpoint is of a newer format.
         SerializationError: the stored bytes cannot be loaded (tampered, wrong key,
-            a type not allowed by the serializer).
+            a type not allowed by the serializer, a record of the wrong shape).
     """
     row = checkpointer.get(thread_id, checkpoint_id)
     if row is None:
         return None
+    what = f"checkpoint {row.checkpoint_id!r} of thread {thread_id!r}"
     serializer = checkpointer.serializer
     record = serializer.loads(row.data, aad=aad(thread_id, row.checkpoint_id))
-    if not isinstance(record, dict) or record.get("format", 0) > FORMAT:
-        msg = (
-            f"checkpoint {row.checkpoint_id} of thread {thread_id!r} was written by a newer "
-            "actorgraph (or is not an actorgraph checkpoint); upgrade actorgraph to read it"
-        )
-        raise CheckpointError(msg)
-    writes = checkpointer.get_writes(thread_id, row.checkpoint_id)
-    stored = {
-        task_id: serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))
-        for task_id, w in writes.items()
-    }
-    wanted = set(record["nodes"])
-    for rec in stored.values():
-        wanted.update(rec["nodes"])
-    blobs = checkpointer.get_blobs(thread_id, wanted)
-    states = {key: serializer.loads(data, aad=blob_aad(thread_id, key)) for key, data in blobs.items()}
-    nodes: dict[str, Node] = {}
-    build_nodes(record["nodes"], states, nodes)
-    for rec in stored.values():
-        build_nodes(rec["nodes"], states, nodes)
-    pending = {
-        task_id: decode_result(stored[task_id]["result"], nodes) for task_id in sorted(stored, key=task_order)
-    }
-    return Loaded(
-        row,
-        decode_position(record["position"], nodes),
-        pending,
-        decode_interrupts(record.get("pauses", ())),
-        frozenset(blobs),
-    )
+    form = _checked(record, what, check_checkpoint)
+    whole = whole_versions(record["nodes"], form)
+    stored: dict[str, dict[str, Any]] = {}
+    for task_id, w in checkpointer.get_writes(thread_id, row.checkpoint_id).items():
+        rec = serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))
+        form = _checked(rec, f"the result of task {task_id!r} stored against {what}", check_write)
+        whole.update(whole_versions(rec["nodes"], form))
+        stored[task_id] = rec
+    states, blobs = read_versions(checkpointer, thread_id, whole, what)
+    try:
+        nodes: dict[str, Node] = {}
+        build_nodes(record["nodes"], states, nodes)
+        for rec in stored.values():
+            build_nodes(rec["nodes"], states, nodes)
+        pending = {
+            task_id: decode_result(stored[task_id]["result"], nodes)
+            for task_id in sorted(stored, key=task_order)
+        }
+        position = decode_position(record["position"], nodes)
+        pauses = decode_interrupts(record.get("pauses", ()))
+    except SerializationError as exc:
+        raise damaged(what, str(exc)) from exc
+    except (KeyError, TypeError, ValueError, IndexError) as exc:  # a shape the checks let through
+        raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
+    return Loaded(row, position, pending, pauses, blobs)
+
+
+def _checked(record: Any, what: str, check: Any) -> int:
+    """The record's format, once its shape is checked."""
+    found = format_of(record, what, FORMAT)
+    check(record, what)
+    return found

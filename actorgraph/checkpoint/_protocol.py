@@ -6,12 +6,14 @@ checkpointer's serializer (see `_codec.py`) and decides what to write when.
 
 What is stored, per thread:
 
-- **blobs**: every state version once, keyed by its lineage id. A checkpoint or
-  a task result refers to states by id, so a long run never writes its history
-  again (storage grows with the run, not with its square).
+- **blobs**: every state version once, keyed by its lineage id: a small
+  manifest of the version's parts; and the parts, keyed by content address
+  (`p:<hex>`), so a value shared by many versions is stored once. A
+  checkpoint or a task result refers to states by id, so a long run never
+  writes its history again (storage grows with the run, not with its square).
 - **checkpoints**: one row per committed position (after the input, after each
   superstep, after `update_state`), with its parent, step, source, status and
-  the ids of the blobs it refers to (`refs`, for pruning).
+  the ids of the blobs it refers to, versions and parts (`refs`, for pruning).
 - **writes**: the results of the tasks of the superstep after a checkpoint, as
   they finish (durability "sync"), so a crash loses no finished task.
 - **head**: the thread's newest checkpoint. Moving it is a compare-and-swap, so

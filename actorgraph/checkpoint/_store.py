@@ -31,11 +31,9 @@ __all__ = [
     "decode_refs",
     "decode_row",
     "encode_refs",
-    "history_query",
     "newer_schema",
     "now",
     "prune_plan",
-    "threads_query",
     "unknown_checkpoint",
     "unused_blobs",
 ]
@@ -120,27 +118,6 @@ def decode_row(values: Sequence[Any]) -> CheckpointRow:
     return CheckpointRow(
         thread_id, checkpoint_id, parent_id, step, source, status, created_at, bytes(data), decode_refs(refs)
     )
-
-
-def history_query(mark: str, before: str | None, limit: int | None) -> tuple[str, list[Any]]:
-    """The SQL (with `mark` as its placeholder) and the arguments after the thread id of `history`."""
-    sql = f"SELECT {ROW_COLUMNS} FROM actorgraph_checkpoints WHERE thread_id = {mark}"  # noqa: S608
-    args: list[Any] = []
-    if before is not None:
-        sql += f" AND checkpoint_id < {mark}"
-        args.append(before)
-    sql += " ORDER BY checkpoint_id DESC"
-    if limit is not None:
-        sql += f" LIMIT {mark}"
-        args.append(limit)
-    return sql, args
-
-
-def threads_query(mark: str, status: str | None) -> tuple[str, tuple[str, ...]]:
-    """The SQL (with `mark` as its placeholder) and the arguments of `threads`."""
-    where, args = ("", ()) if status is None else (f" WHERE status = {mark}", (status,))
-    sql = f"SELECT thread_id, head, status, updated_at FROM actorgraph_threads{where}"  # noqa: S608
-    return f"{sql} ORDER BY updated_at DESC, thread_id", args
 
 
 def unused_blobs(refs: Iterable[str], blob_ids: Iterable[str]) -> list[str]:

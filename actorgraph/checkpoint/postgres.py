@@ -3,40 +3,31 @@
 One connection, guarded by a lock, serves the process; other processes may
 share the database. Moving a head is a compare-and-swap in SQL (`UPDATE ...
 WHERE head = ...`, or an insert that does nothing when another writer created
-the thread first), so two writers never both commit a step. A call that fails
-because the connection was lost raises `CheckpointError`; the next call
-reconnects. psycopg is imported only when a `PostgresCheckpointer` is made.
+the thread first), so two writers never both commit a step. The SQL itself is
+shared with the SQLite store (`_sql.py`); this module connects, bounds every
+wait, and reconnects.
+
+A server that stops answering (frozen, overloaded, cut off by a network
+partition) never hangs a run: every wait for the server is bounded (connect,
+then each statement), the server cancels statements and idle transactions of
+its own, and TCP keepalives notice a peer that vanished. A call that fails
+because the connection was lost or timed out raises `CheckpointError`; the next
+call reconnects. psycopg is imported only when a `PostgresCheckpointer` is made.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from actorgraph._errors import CheckpointError
-from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
-from actorgraph.checkpoint._store import (
-    META_VERSION_KEY,
-    ROW_COLUMNS,
-    StoreBase,
-    already_stored,
-    cas_refused,
-    check_history_limit,
-    check_keep,
-    check_schema,
-    decode_refs,
-    decode_row,
-    encode_refs,
-    history_query,
-    now,
-    prune_plan,
-    threads_query,
-    unknown_checkpoint,
-    unused_blobs,
-)
+from actorgraph.checkpoint._dialect import Dialect, Statements
+from actorgraph.checkpoint._protocol import Serializer
+from actorgraph.checkpoint._sql import SqlStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -47,60 +38,22 @@ __all__ = ["PostgresCheckpointer"]
 _T = TypeVar("_T")
 
 _SCHEMA_LOCK = 0x6163746F72677270  # advisory lock key ("actorgrp") held while creating the schema
+_GRACE = 1.0  # seconds the client waits beyond the server's own statement timeout
+_KEEPALIVE_INTERVAL = 2  # seconds between keepalive probes once the first went unanswered
+_KEEPALIVE_COUNT = 3  # unanswered probes before the kernel drops the connection
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS actorgraph_meta (key text COLLATE "C" PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS actorgraph_threads (
-    thread_id text COLLATE "C" PRIMARY KEY, head text COLLATE "C" NOT NULL, status text NOT NULL,
-    updated_at double precision NOT NULL
-);
-CREATE TABLE IF NOT EXISTS actorgraph_checkpoints (
-    thread_id text COLLATE "C" NOT NULL, checkpoint_id text COLLATE "C" NOT NULL,
-    parent_id text COLLATE "C", step bigint NOT NULL, source text NOT NULL, status text NOT NULL,
-    created_at double precision NOT NULL, data bytea NOT NULL, refs text NOT NULL,
-    PRIMARY KEY (thread_id, checkpoint_id)
-);
-CREATE TABLE IF NOT EXISTS actorgraph_writes (
-    thread_id text COLLATE "C" NOT NULL, checkpoint_id text COLLATE "C" NOT NULL,
-    task_id text COLLATE "C" NOT NULL, data bytea NOT NULL, refs text NOT NULL,
-    PRIMARY KEY (thread_id, checkpoint_id, task_id)
-);
-CREATE TABLE IF NOT EXISTS actorgraph_blobs (
-    thread_id text COLLATE "C" NOT NULL, blob_id text COLLATE "C" NOT NULL, data bytea NOT NULL,
-    PRIMARY KEY (thread_id, blob_id)
+_DIALECT = Dialect(
+    name="PostgreSQL",
+    mark="%s",
+    key='text COLLATE "C"',
+    text="text",
+    real="double precision",
+    int="bigint",
+    blob="bytea",
+    lock_thread=" FOR UPDATE",  # writers of the thread wait for the prune
+    lock_schema=f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})",
+    meta_exists="SELECT to_regclass('actorgraph_meta')",
 )
-"""
-
-_SELECT_ROW = f"SELECT {ROW_COLUMNS} FROM actorgraph_checkpoints WHERE thread_id = %s"  # noqa: S608
-_NEW_THREAD = "INSERT INTO actorgraph_threads VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id) DO NOTHING"
-_MOVE_HEAD = (
-    "UPDATE actorgraph_threads SET head = %s, status = %s, updated_at = %s WHERE thread_id = %s AND head = %s"
-)
-_HEAD = "SELECT head FROM actorgraph_threads WHERE thread_id = %s"
-_INSERT_ROW = (
-    f"INSERT INTO actorgraph_checkpoints ({ROW_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"  # noqa: S608
-    " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
-)
-_INSERT_BLOB = "INSERT INTO actorgraph_blobs VALUES (%s, %s, %s) ON CONFLICT (thread_id, blob_id) DO NOTHING"
-_TOUCH = (
-    "UPDATE actorgraph_threads SET updated_at = %s, status = coalesce(%s::text, status)"
-    " WHERE thread_id = %s AND EXISTS"
-    " (SELECT 1 FROM actorgraph_checkpoints WHERE thread_id = %s AND checkpoint_id = %s)"
-)
-_INSERT_WRITE = (
-    "INSERT INTO actorgraph_writes VALUES (%s, %s, %s, %s, %s)"
-    " ON CONFLICT (thread_id, checkpoint_id, task_id)"
-    " DO UPDATE SET data = excluded.data, refs = excluded.refs"
-)
-_ID_OF_ROWS = "SELECT checkpoint_id FROM actorgraph_checkpoints WHERE thread_id = %s"
-_DELETE_WRITES = "DELETE FROM actorgraph_writes WHERE thread_id = %s AND checkpoint_id = ANY(%s)"
-_DELETE_ROWS = "DELETE FROM actorgraph_checkpoints WHERE thread_id = %s AND checkpoint_id = ANY(%s)"
-_REFS = (
-    "SELECT refs FROM actorgraph_checkpoints WHERE thread_id = %s"
-    " UNION ALL SELECT refs FROM actorgraph_writes WHERE thread_id = %s"
-)
-_BLOB_IDS = "SELECT blob_id FROM actorgraph_blobs WHERE thread_id = %s"
-_DELETE_BLOBS = "DELETE FROM actorgraph_blobs WHERE thread_id = %s AND blob_id = ANY(%s)"
 
 
 def _require_psycopg() -> None:
@@ -124,47 +77,96 @@ def _describe(dsn: str) -> str:
     return f"{host}:{parts.get('port') or 5432}/{parts.get('dbname') or '(default database)'}"
 
 
-class PostgresCheckpointer(StoreBase):
+@functools.cache
+def _bounded_classes() -> tuple[type[psycopg.Connection[Any]], type[Exception]]:
+    """A psycopg connection whose every wait for the server is bounded, and its timeout error.
+
+    The bound is the connection's `answer_within` (seconds). When a wait ends
+    unanswered the connection is closed on the spot: it is in the middle of the
+    protocol, so it cannot be used again.
+    """
+    import psycopg  # noqa: PLC0415 - optional dependency
+    from psycopg.errors import _WaitTimeout  # noqa: PLC0415 - the wait functions' own timeout
+
+    class NoAnswerError(psycopg.OperationalError):
+        """The server did not answer in time; the connection was closed."""
+
+    class BoundedConnection(psycopg.Connection[Any]):
+        answer_within = 31.0
+
+        def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+            try:
+                return super().wait(gen, interval=interval, timeout=timeout or self.answer_within)
+            except _WaitTimeout:
+                self.pgconn.finish()
+                raise NoAnswerError(f"the server did not answer within {self.answer_within:g} s") from None
+
+    return BoundedConnection, NoAnswerError
+
+
+class PostgresCheckpointer(SqlStore):
     """Stores runs in a PostgreSQL database; safe to use from many threads and processes.
 
     The tables (`actorgraph_*`) are created on first use, under an advisory
-    lock so processes starting together do not race.
+    lock so processes starting together do not race. Use it as a context
+    manager (`with PostgresCheckpointer(dsn) as cp:`) or call `close()`.
+
+    Every wait is bounded, so a server that stops answering turns into a
+    `CheckpointError` (the run stays resumable) instead of a hang.
 
     Args:
         dsn: a libpq connection string or URI ("postgresql://user@host/db").
         serializer: encodes the engine's records; None for `MsgpackSerializer()`.
-        connect_timeout: seconds to wait for the server when (re)connecting.
+        connect_timeout: seconds to wait for the server when (re)connecting
+            (libpq counts whole seconds, at least 2).
+        statement_timeout: seconds a statement may run: the server cancels it
+            after that, and the client gives up waiting one second later (the
+            bound when the server is frozen or cut off).
+        idle_timeout: seconds the server keeps a transaction that went idle
+            (its client vanished mid-call) before ending it and its locks.
+        keepalive: seconds of silence on the connection before TCP keepalive
+            probes start (then every 2 s, 3 unanswered probes drop it); None
+            turns keepalives off.
 
     Raises:
         CheckpointError: psycopg is not installed, the server cannot be reached,
             or the database was written by a newer actorgraph.
     """
 
-    def __init__(
-        self, dsn: str, serializer: Serializer | None = None, *, connect_timeout: float = 10.0
+    dialect = _DIALECT
+    sql = Statements.of(_DIALECT)
+
+    def __init__(  # noqa: PLR0913 - the DSN, the serializer and four bounds, all keyword-only
+        self,
+        dsn: str,
+        serializer: Serializer | None = None,
+        *,
+        connect_timeout: float = 5.0,
+        statement_timeout: float = 30.0,
+        idle_timeout: float = 60.0,
+        keepalive: float | None = 10.0,
     ) -> None:
-        super().__init__(serializer)
         _require_psycopg()
+        super().__init__(serializer, where=_describe(dsn))
         self._dsn = dsn
-        self._where = _describe(dsn)
-        self._connect_timeout = max(1, math.ceil(connect_timeout))
+        self._bound = statement_timeout + _GRACE
+        self._options = _connect_options(dsn, connect_timeout, statement_timeout, idle_timeout, keepalive)
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[TupleRow] | None = None
         self._closed = False
         try:
-            self._call("creating the schema", self._create_schema)
+            self._transaction("creating the schema", self._create_schema)
         except BaseException:
             self.close()
             raise
 
     def _connection(self) -> psycopg.Connection[TupleRow]:
-        import psycopg  # noqa: PLC0415 - optional dependency
-
         conn = self._conn
         if conn is not None and not conn.closed and not conn.broken:
             return conn
         self._drop()
-        conn = psycopg.connect(self._dsn, autocommit=True, connect_timeout=self._connect_timeout)
+        conn = _bounded_classes()[0].connect(self._dsn, autocommit=True, **self._options)
+        conn.answer_within = self._bound  # type: ignore[attr-defined]
         self._conn = conn
         return conn
 
@@ -174,9 +176,7 @@ class PostgresCheckpointer(StoreBase):
             with contextlib.suppress(Exception):
                 conn.close()
 
-    def _call(
-        self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T], *, transaction: bool = True
-    ) -> _T:
+    def _call(self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T], *, transaction: bool) -> _T:
         import psycopg  # noqa: PLC0415 - optional dependency
 
         with self._lock:
@@ -192,219 +192,86 @@ class PostgresCheckpointer(StoreBase):
                 with conn.transaction():
                     return work(conn)
             except psycopg.Error as exc:
-                lost = isinstance(exc, psycopg.OperationalError) or self._conn is None or self._conn.broken
-                if lost:
-                    self._drop()  # the next call reconnects
-                    hint = (
-                        "the server could not be reached or the connection was lost; check that "
-                        "the server is up and the DSN is right. The next call reconnects by "
-                        "itself, and the run stays resumable"
-                    )
-                else:
-                    hint = "check the database's state and this user's permissions, then retry"
-                raise CheckpointError(
-                    f"PostgreSQL store {self._where}: {op} failed: {exc}. What to do: {hint}."
-                ) from exc
+                raise self._failed(op, exc) from exc
+            finally:
+                if self._closed:  # close() gave up waiting for this call: it lets go of the connection
+                    self._drop()
 
-    def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
-        return self._call(op, lambda conn: conn.execute(sql, args).fetchall(), transaction=False)
+    def _failed(self, op: str, exc: Exception) -> CheckpointError:
+        import psycopg  # noqa: PLC0415 - optional dependency
 
-    def _create_schema(self, conn: psycopg.Connection[TupleRow]) -> None:
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-        found = conn.execute("SELECT to_regclass('actorgraph_meta')").fetchone()
-        if found is not None and found[0] is not None:
-            version = conn.execute(
-                "SELECT value FROM actorgraph_meta WHERE key = %s", (META_VERSION_KEY,)
-            ).fetchone()
-            if version is not None:
-                check_schema(f"the PostgreSQL database {self._where}", version[0])
-        for statement in _SCHEMA.split(";"):
-            conn.execute(statement)
-        conn.execute(
-            "INSERT INTO actorgraph_meta VALUES (%s, %s) ON CONFLICT (key) DO NOTHING",
-            (META_VERSION_KEY, str(SCHEMA_VERSION)),
-        )
-
-    @property
-    def schema_version(self) -> int:
-        """The schema version recorded in the database."""
-        found = self._read(
-            "reading the schema version",
-            "SELECT value FROM actorgraph_meta WHERE key = %s",
-            (META_VERSION_KEY,),
-        )
-        return int(found[0][0])
-
-    def put(
-        self,
-        row: CheckpointRow,
-        *,
-        blobs: Mapping[str, bytes] | None = None,
-        expect_head: str | None,
-    ) -> None:
-        """Store the blobs and the checkpoint, and make it the thread's head, in one transaction.
-
-        Args:
-            row: the checkpoint.
-            blobs: state versions it refers to; an id already stored keeps its bytes.
-            expect_head: the head the writer started from (None for a new thread).
-
-        Raises:
-            CheckpointError: the head moved (another run advanced the thread), the id
-                is already stored, or the database failed; nothing was written.
-        """
-        thread_id = row.thread_id
-        checkpoint_id = row.checkpoint_id
-        stamp = now()
-        values = (
-            thread_id, checkpoint_id, row.parent_id, row.step, row.source, row.status,
-            row.created_at, row.data, encode_refs(row.refs),
-        )  # fmt: skip
-
-        def work(conn: psycopg.Connection[TupleRow]) -> None:
-            if expect_head is None:
-                moved = conn.execute(_NEW_THREAD, (thread_id, checkpoint_id, row.status, stamp))
-            else:
-                moved = conn.execute(_MOVE_HEAD, (checkpoint_id, row.status, stamp, thread_id, expect_head))
-            if moved.rowcount != 1:
-                actual = conn.execute(_HEAD, (thread_id,)).fetchone()
-                raise cas_refused(
-                    thread_id, checkpoint_id, expect_head, None if actual is None else actual[0]
-                )
-            if conn.execute(_INSERT_ROW, values).rowcount != 1:
-                raise already_stored(thread_id, checkpoint_id)
-            if blobs:
-                with conn.cursor() as cur:
-                    cur.executemany(_INSERT_BLOB, [(thread_id, k, v) for k, v in blobs.items()])
-
-        self._call(f"storing checkpoint {checkpoint_id!r} of thread {thread_id!r}", work)
-
-    def put_writes(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        writes: Sequence[WriteRow],
-        *,
-        blobs: Mapping[str, bytes] | None = None,
-        status: str | None = None,
-    ) -> None:
-        """Store task results against a checkpoint (and their blobs), in one transaction.
-
-        Args:
-            thread_id: the thread.
-            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
-            writes: the results; a later one for a task id replaces the earlier one.
-            blobs: state versions they refer to; an id already stored keeps its bytes.
-            status: when given, the thread's new status.
-
-        Raises:
-            CheckpointError: the checkpoint is unknown or the database failed; nothing was written.
-        """
-        stamp = now()
-        latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
-        rows = [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]
-
-        def work(conn: psycopg.Connection[TupleRow]) -> None:
-            touched = conn.execute(_TOUCH, (stamp, status, thread_id, thread_id, checkpoint_id))
-            if touched.rowcount != 1:
-                raise unknown_checkpoint(thread_id, checkpoint_id)
-            with conn.cursor() as cur:
-                if rows:
-                    cur.executemany(_INSERT_WRITE, rows)
-                if blobs:
-                    cur.executemany(_INSERT_BLOB, [(thread_id, k, v) for k, v in blobs.items()])
-
-        self._call(f"storing task results of thread {thread_id!r}", work)
-
-    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
-        """One checkpoint, or the thread's head when `checkpoint_id` is None; None if absent."""
-        if checkpoint_id is None:
-            sql = f"{_SELECT_ROW} AND checkpoint_id = ({_HEAD})"
-            args: tuple[str, ...] = (thread_id, thread_id)
+        lost = isinstance(exc, psycopg.OperationalError) or self._conn is None or self._conn.broken
+        if lost:
+            self._drop()  # the next call reconnects
+        resumable = "The next call reconnects by itself, and the run stays resumable"
+        if isinstance(exc, _bounded_classes()[1]):
+            hint = (
+                "the server is frozen, overloaded or cut off by the network; check the server and "
+                f"the network. {resumable}: invoke(None, thread_id=...) continues it"
+            )
+        elif isinstance(exc, psycopg.errors.QueryCanceled):
+            hint = (
+                f"the statement ran past the statement timeout ({self._bound - _GRACE:g} s): the server "
+                "is overloaded or the statement is slow; retry, or give PostgresCheckpointer a longer "
+                "statement_timeout=. The run stays resumable"
+            )
+        elif lost:
+            hint = (
+                "the server could not be reached or the connection was lost; check that "
+                f"the server is up and the DSN is right. {resumable}"
+            )
         else:
-            sql, args = f"{_SELECT_ROW} AND checkpoint_id = %s", (thread_id, checkpoint_id)
-        found = self._read(f"reading a checkpoint of thread {thread_id!r}", sql, args)
-        return decode_row(found[0]) if found else None
+            hint = "check the database's state and this user's permissions, then retry"
+        return CheckpointError(f"PostgreSQL store {self._where}: {op} failed: {exc}. What to do: {hint}.")
 
-    def get_writes(self, thread_id: str, checkpoint_id: str) -> dict[str, WriteRow]:
-        """The task results stored against a checkpoint, by task id (sorted by task id)."""
-        found = self._read(
-            f"reading task results of thread {thread_id!r}",
-            "SELECT task_id, data, refs FROM actorgraph_writes WHERE thread_id = %s AND checkpoint_id = %s"
-            " ORDER BY task_id",
-            (thread_id, checkpoint_id),
-        )
-        return {task_id: WriteRow(task_id, bytes(data), decode_refs(refs)) for task_id, data, refs in found}
+    def _transaction(self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
+        return self._call(op, work, transaction=True)
 
-    def get_blobs(self, thread_id: str, blob_ids: Iterable[str]) -> dict[str, bytes]:
-        """The stored blobs among `blob_ids` (missing ids are left out)."""
-        wanted = list(dict.fromkeys(blob_ids))
-        if not wanted:
-            return {}
-        sql = "SELECT blob_id, data FROM actorgraph_blobs WHERE thread_id = %s AND blob_id = ANY(%s)"
-        found = dict(self._read(f"reading blobs of thread {thread_id!r}", sql, (thread_id, wanted)))
-        return {b: bytes(found[b]) for b in wanted if b in found}
+    def _query(self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
+        return self._call(op, work, transaction=False)
 
-    def history(
-        self, thread_id: str, *, limit: int | None = None, before: str | None = None
-    ) -> list[CheckpointRow]:
-        """A thread's checkpoints, newest (greatest checkpoint id) first.
+    def _matching(self, column: str, ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
+        return [(f"{column} = ANY(%s)", [list(ids)])]
+
+    def close(self, timeout: float | None = None) -> None:
+        """Close the connection; calling it again does nothing, any other call then fails.
 
         Args:
-            thread_id: the thread.
-            limit: at most this many.
-            before: only checkpoints whose id sorts before this one.
+            timeout: seconds to wait for a call in progress (by default its own
+                bound, the statement timeout and a second). When it is still
+                waiting for the server then, `close()` returns and the call closes
+                the connection as it ends.
         """
-        check_history_limit(limit)
-        sql, args = history_query("%s", before, limit)
-        found = self._read(f"reading the history of thread {thread_id!r}", sql, [thread_id, *args])
-        return [decode_row(r) for r in found]
+        self._closed = True
+        if self._lock.acquire(timeout=self._bound if timeout is None else max(0.0, timeout)):
+            try:
+                self._drop()
+            finally:
+                self._lock.release()
 
-    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first."""
-        found = self._read("listing threads", *threads_query("%s", status))
-        return [ThreadInfo(*r) for r in found]
 
-    def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs (nothing happens if it is absent)."""
+def _connect_options(
+    dsn: str, connect: float, statement: float, idle: float, keepalive: float | None
+) -> dict[str, Any]:
+    """The libpq parameters that bound every wait (they add to the DSN's own `options`)."""
+    from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - optional dependency
 
-        def work(conn: psycopg.Connection[TupleRow]) -> None:
-            for table in ("threads", "checkpoints", "writes", "blobs"):  # the thread row first: it locks
-                conn.execute(f"DELETE FROM actorgraph_{table} WHERE thread_id = %s", (thread_id,))  # noqa: S608
-
-        self._call(f"deleting thread {thread_id!r}", work)
-
-    def prune(self, thread_id: str, *, keep: int) -> int:
-        """Delete all but the newest `keep` checkpoints of a thread (the head always stays).
-
-        Writes of deleted checkpoints go too, and every blob of the thread that no
-        remaining checkpoint or write refers to.
-
-        Returns:
-            How many checkpoints were deleted.
-        """
-        check_keep(keep)
-        key = (thread_id,)
-
-        def work(conn: psycopg.Connection[TupleRow]) -> int:
-            head = conn.execute(f"{_HEAD} FOR UPDATE", key).fetchone()  # writers of the thread wait
-            if head is None:
-                return 0
-            ids = [r[0] for r in conn.execute(_ID_OF_ROWS, key)]
-            drop = prune_plan(ids, head[0], keep)
-            if drop:
-                conn.execute(_DELETE_WRITES, (thread_id, drop))
-                conn.execute(_DELETE_ROWS, (thread_id, drop))
-            refs = [text for (text,) in conn.execute(_REFS, (thread_id, thread_id))]
-            unused = unused_blobs(refs, [b for (b,) in conn.execute(_BLOB_IDS, key)])
-            if unused:
-                conn.execute(_DELETE_BLOBS, (thread_id, unused))
-            return len(drop)
-
-        return self._call(f"pruning thread {thread_id!r}", work)
-
-    def close(self) -> None:
-        """Close the connection; calling it again does nothing, any other call then fails."""
-        with self._lock:
-            self._closed = True
-            self._drop()
+    try:
+        given = str(conninfo_to_dict(dsn).get("options") or "")
+    except Exception:  # noqa: BLE001 - an unparsable DSN fails again, with its reason, on connect
+        given = ""
+    millis = {"statement_timeout": statement, "idle_in_transaction_session_timeout": idle}
+    settings = " ".join(f"-c {name}={max(1, round(s * 1000))}" for name, s in millis.items())
+    options: dict[str, Any] = {
+        "connect_timeout": max(2, math.ceil(connect)),
+        "options": f"{given} {settings}".strip(),
+    }
+    if keepalive is not None:
+        options.update(
+            keepalives=1,
+            keepalives_idle=max(1, math.ceil(keepalive)),
+            keepalives_interval=_KEEPALIVE_INTERVAL,
+            keepalives_count=_KEEPALIVE_COUNT,
+            tcp_user_timeout=max(1, round((statement + _GRACE) * 1000)),
+        )
+    return options

@@ -10,13 +10,15 @@ Security model:
 - `PickleSerializer` saves arbitrary objects. Loading pickles runs arbitrary
   code: use it only for data that only you can write.
 - `EncryptedSerializer` wraps either one with AES-GCM. The engine's `aad` (the
-  thread and the checkpoint or blob id) is authenticated with the bytes, so bytes
-  tampered with, moved to another thread or checkpoint, or encrypted with another
-  key are refused.
+  thread and the checkpoint, version or part id) is authenticated with the
+  bytes, so bytes tampered with, moved to another thread or checkpoint, or
+  encrypted with another key are refused. Parts of states are addressed by a
+  keyed digest of their plaintext (`address`), which tells nothing without the key.
 """
 
 from __future__ import annotations
 
+import hmac
 import os
 import pickle
 from collections.abc import Iterable, Sequence
@@ -260,6 +262,8 @@ class EncryptedSerializer:
                 )
         self.inner = inner
         self._ciphers: list[AESGCM] = [AESGCM(bytes(one)) for one in keys]
+        # content addresses of stored parts are keyed, so they reveal nothing to whoever lacks the key
+        self._address_key = hmac.digest(bytes(keys[0]), b"actorgraph part address", "sha256")
 
     @staticmethod
     def generate_key() -> bytes:
@@ -283,9 +287,20 @@ class EncryptedSerializer:
         Raises:
             SerializationError: the inner serializer refused the value.
         """
-        plain = self.inner.dumps(value, aad=aad)
+        return self.seal(self.inner.dumps(value, aad=aad), aad=aad)
+
+    def seal(self, plain: bytes, *, aad: bytes) -> bytes:
+        """Encrypt bytes of the inner serializer with the first key, bound to `aad`."""
         nonce = os.urandom(_NONCE)
         return _ENCRYPTED_MAGIC + nonce + self._ciphers[0].encrypt(nonce, plain, _ENCRYPTED_MAGIC + aad)
+
+    def address(self, plain: bytes) -> str:
+        """A keyed digest of bytes of the inner serializer (32 hex digits): their content address.
+
+        Equal bytes get equal addresses under one key, so parts are stored once;
+        without the key an address tells nothing about the content.
+        """
+        return hmac.digest(self._address_key, plain, "sha256")[:16].hex()
 
     def loads(self, data: bytes, *, aad: bytes = b"") -> Any:
         """Decrypt and authenticate bytes written by `dumps`, then decode them.
@@ -301,6 +316,14 @@ class EncryptedSerializer:
             SerializationError: the bytes failed authentication, or the inner
                 serializer could not decode them.
         """
+        return self.inner.loads(self.unseal(data, aad=aad), aad=aad)
+
+    def unseal(self, data: bytes, *, aad: bytes) -> bytes:
+        """Decrypt and authenticate bytes written by `seal`; the inner serializer's bytes.
+
+        Raises:
+            SerializationError: the bytes failed authentication with every key.
+        """
         from cryptography.exceptions import InvalidTag  # noqa: PLC0415 - optional dependency
 
         body = _check_header(data, _ENCRYPTED_MAGIC, "EncryptedSerializer")
@@ -312,10 +335,9 @@ class EncryptedSerializer:
         nonce, sealed = bytes(body[:_NONCE]), bytes(body[_NONCE:])
         for cipher in self._ciphers:
             try:
-                plain = cipher.decrypt(nonce, sealed, _ENCRYPTED_MAGIC + aad)
+                return cipher.decrypt(nonce, sealed, _ENCRYPTED_MAGIC + aad)
             except InvalidTag:
                 continue
-            return self.inner.loads(plain, aad=aad)
         keys = "the key" if len(self._ciphers) == 1 else f"any of the {len(self._ciphers)} keys"
         raise _error(
             f"the encrypted data failed authentication with {keys}: it was tampered with, moved "

@@ -1,0 +1,308 @@
+"""One SQL store for SQLite and PostgreSQL: every statement and every method, written once.
+
+`SqlStore` holds the whole protocol (put, put_writes, get, get_writes,
+get_blobs, history, threads, delete_thread, prune) and the schema code, in
+standard SQL both databases run (`INSERT ... ON CONFLICT`, `CAST(... AS
+text)`). A dialect subclass supplies only what truly differs: its placeholder
+and column types (`Dialect`), how a connection runs a call in a transaction or
+outside one, how a list of ids is matched (`= ANY(%s)` or chunked `IN (?, ...)`),
+the statements that lock a thread or the schema, and its error messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from actorgraph._errors import CheckpointError
+from actorgraph.checkpoint._dialect import Dialect, Statements
+from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
+from actorgraph.checkpoint._store import (
+    META_VERSION_KEY,
+    StoreBase,
+    already_stored,
+    cas_refused,
+    check_history_limit,
+    check_keep,
+    check_schema,
+    decode_refs,
+    decode_row,
+    encode_refs,
+    now,
+    prune_plan,
+    unknown_checkpoint,
+    unused_blobs,
+)
+
+__all__ = ["Conn", "SqlStore"]
+
+_T = TypeVar("_T")
+
+Conn = Any
+"""A DB-API connection (`sqlite3.Connection` or `psycopg.Connection`): `execute(sql, args)`, `cursor()`."""
+
+
+class SqlStore(StoreBase):
+    """The checkpointer protocol on a SQL database; subclasses connect and run calls.
+
+    Subclasses set `dialect` and `sql` (`Statements.of(dialect)`) and implement
+    `_transaction`, `_query` and `_matching`; `where` names the store in messages.
+    """
+
+    dialect: Dialect
+    sql: Statements
+
+    def __init__(self, serializer: Serializer | None, *, where: str, readonly: bool = False) -> None:
+        super().__init__(serializer)
+        self._where = where
+        self.readonly = readonly
+
+    # -- what a dialect implements ---------------------------------------------------------
+
+    def _transaction(self, op: str, work: Callable[[Conn], _T]) -> _T:
+        """Run `work(conn)` in one transaction; store errors become `CheckpointError` naming `op`."""
+        raise NotImplementedError
+
+    def _query(self, op: str, work: Callable[[Conn], _T]) -> _T:
+        """Run `work(conn)` outside a transaction (reads)."""
+        raise NotImplementedError
+
+    def _matching(self, column: str, ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
+        """Conditions that match `column` to `ids` (one or several, each with its arguments)."""
+        raise NotImplementedError
+
+    # -- shared machinery ----------------------------------------------------------------------
+
+    def _write(self, op: str, work: Callable[[Conn], _T]) -> _T:
+        if self.readonly:
+            raise CheckpointError(
+                f"{self.dialect.name} store {self._where} is open read-only, so {op} was refused; "
+                f"open it without readonly=True (and with write access to the file) to change it."
+            )
+        return self._transaction(op, work)
+
+    def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
+        return self._query(op, lambda conn: conn.execute(sql, args).fetchall())
+
+    @staticmethod
+    def _many(conn: Conn, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if rows:
+            cursor = conn.cursor()
+            try:
+                cursor.executemany(sql, rows)
+            finally:
+                cursor.close()
+
+    def _recorded_version(self, conn: Conn) -> object | None:
+        """The schema version the database records, or None when it has no actorgraph tables."""
+        found = conn.execute(self.dialect.meta_exists).fetchone()
+        if found is None or found[0] is None:
+            return None
+        version = conn.execute(self.sql.meta, (META_VERSION_KEY,)).fetchone()
+        return None if version is None else version[0]
+
+    def _create_schema(self, conn: Conn) -> None:
+        """Check the recorded schema version, then create what is missing (idempotent)."""
+        if self.dialect.lock_schema:
+            conn.execute(self.dialect.lock_schema)
+        version = self._recorded_version(conn)
+        if version is not None:
+            check_schema(f"the {self.dialect.name} database {self._where}", version)
+        for statement in self.sql.schema:
+            conn.execute(statement)
+        conn.execute(self.sql.new_meta, (META_VERSION_KEY, str(SCHEMA_VERSION)))
+
+    def _check_readable(self, conn: Conn) -> None:
+        """Check the recorded schema version without writing (a read-only store)."""
+        version = self._recorded_version(conn)
+        if version is None:
+            raise CheckpointError(
+                f"the {self.dialect.name} database {self._where} has no actorgraph tables, so there "
+                f"is nothing to read; open it once without readonly=True to create them."
+            )
+        check_schema(f"the {self.dialect.name} database {self._where}", version)
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version recorded in the database."""
+        rows = self._read("reading the schema version", self.sql.meta, (META_VERSION_KEY,))
+        return int(rows[0][0])
+
+    # -- the protocol -----------------------------------------------------------------------------
+
+    def put(
+        self,
+        row: CheckpointRow,
+        *,
+        blobs: Mapping[str, bytes] | None = None,
+        expect_head: str | None,
+    ) -> None:
+        """Store the blobs and the checkpoint, and make it the thread's head, in one transaction.
+
+        Args:
+            row: the checkpoint.
+            blobs: state versions it refers to; an id already stored keeps its bytes.
+            expect_head: the head the writer started from (None for a new thread).
+
+        Raises:
+            CheckpointError: the head moved (another run advanced the thread), the id
+                is already stored, or the database failed; nothing was written.
+        """
+        thread_id, checkpoint_id, sql = row.thread_id, row.checkpoint_id, self.sql
+        stamp = now()
+        values = (
+            thread_id, checkpoint_id, row.parent_id, row.step, row.source, row.status,
+            row.created_at, row.data, encode_refs(row.refs),
+        )  # fmt: skip
+
+        def work(conn: Conn) -> None:
+            if expect_head is None:
+                moved = conn.execute(sql.new_thread, (thread_id, checkpoint_id, row.status, stamp))
+            else:
+                moved = conn.execute(
+                    sql.move_head, (checkpoint_id, row.status, stamp, thread_id, expect_head)
+                )
+            if moved.rowcount != 1:
+                actual = conn.execute(sql.head, (thread_id,)).fetchone()
+                raise cas_refused(
+                    thread_id, checkpoint_id, expect_head, None if actual is None else actual[0]
+                )
+            if conn.execute(sql.insert_row, values).rowcount != 1:
+                raise already_stored(thread_id, checkpoint_id)
+            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
+
+        self._write(f"storing checkpoint {checkpoint_id!r} of thread {thread_id!r}", work)
+
+    def put_writes(
+        self,
+        thread_id: str,
+        checkpoint_id: str,
+        writes: Sequence[WriteRow],
+        *,
+        blobs: Mapping[str, bytes] | None = None,
+        status: str | None = None,
+    ) -> None:
+        """Store task results against a checkpoint (and their blobs), in one transaction.
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
+            writes: the results; a later one for a task id replaces the earlier one.
+            blobs: state versions they refer to; an id already stored keeps its bytes.
+            status: when given, the thread's new status.
+
+        Raises:
+            CheckpointError: the checkpoint is unknown or the database failed; nothing was written.
+        """
+        stamp, sql = now(), self.sql
+        latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
+        rows = [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]
+
+        def work(conn: Conn) -> None:
+            touched = conn.execute(sql.touch, (stamp, status, thread_id, thread_id, checkpoint_id))
+            if touched.rowcount != 1:
+                raise unknown_checkpoint(thread_id, checkpoint_id)
+            self._many(conn, sql.insert_write, rows)
+            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
+
+        self._write(f"storing task results of thread {thread_id!r}", work)
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
+        """One checkpoint, or the thread's head when `checkpoint_id` is None; None if absent."""
+        if checkpoint_id is None:
+            sql, args = self.sql.select_head, (thread_id, thread_id)
+        else:
+            sql, args = self.sql.select_one, (thread_id, checkpoint_id)
+        found = self._read(f"reading a checkpoint of thread {thread_id!r}", sql, args)
+        return decode_row(found[0]) if found else None
+
+    def get_writes(self, thread_id: str, checkpoint_id: str) -> dict[str, WriteRow]:
+        """The task results stored against a checkpoint, by task id (sorted by task id)."""
+        found = self._read(
+            f"reading task results of thread {thread_id!r}", self.sql.writes, (thread_id, checkpoint_id)
+        )
+        return {task_id: WriteRow(task_id, bytes(data), decode_refs(refs)) for task_id, data, refs in found}
+
+    def get_blobs(self, thread_id: str, blob_ids: Iterable[str]) -> dict[str, bytes]:
+        """The stored blobs among `blob_ids` (missing ids are left out)."""
+        wanted = list(dict.fromkeys(blob_ids))
+        if not wanted:
+            return {}
+        m = self.dialect.mark
+        found: dict[str, bytes] = {}
+        for condition, args in self._matching("blob_id", wanted):
+            sql = f"SELECT blob_id, data FROM actorgraph_blobs WHERE thread_id = {m} AND {condition}"  # noqa: S608
+            found.update(self._read(f"reading blobs of thread {thread_id!r}", sql, (thread_id, *args)))
+        return {b: bytes(found[b]) for b in wanted if b in found}
+
+    def history(
+        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+    ) -> list[CheckpointRow]:
+        """A thread's checkpoints, newest (greatest checkpoint id) first.
+
+        Args:
+            thread_id: the thread.
+            limit: at most this many.
+            before: only checkpoints whose id sorts before this one.
+        """
+        check_history_limit(limit)
+        m = self.dialect.mark
+        sql, args = self.sql.select_row, [thread_id]
+        if before is not None:
+            sql += f" AND checkpoint_id < {m}"
+            args.append(before)
+        sql += " ORDER BY checkpoint_id DESC"
+        if limit is not None:
+            sql += f" LIMIT {m}"
+            args.append(limit)  # type: ignore[arg-type]
+        found = self._read(f"reading the history of thread {thread_id!r}", sql, args)
+        return [decode_row(r) for r in found]
+
+    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
+        """Every thread (with that status, if given), most recently updated first."""
+        where, args = ("", ()) if status is None else (f" WHERE status = {self.dialect.mark}", (status,))
+        sql = f"SELECT thread_id, head, status, updated_at FROM actorgraph_threads{where}"  # noqa: S608
+        found = self._read("listing threads", f"{sql} ORDER BY updated_at DESC, thread_id", args)
+        return [ThreadInfo(*r) for r in found]
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Remove a thread: its checkpoints, writes and blobs (nothing happens if it is absent)."""
+        m = self.dialect.mark
+
+        def work(conn: Conn) -> None:
+            for table in ("threads", "checkpoints", "writes", "blobs"):  # the thread row first: it locks
+                conn.execute(f"DELETE FROM actorgraph_{table} WHERE thread_id = {m}", (thread_id,))  # noqa: S608
+
+        self._write(f"deleting thread {thread_id!r}", work)
+
+    def prune(self, thread_id: str, *, keep: int) -> int:
+        """Delete all but the newest `keep` checkpoints of a thread (the head always stays).
+
+        Writes of deleted checkpoints go too, and every blob of the thread (state
+        versions and their parts) that no remaining checkpoint or write refers to.
+
+        Returns:
+            How many checkpoints were deleted.
+        """
+        check_keep(keep)
+        key, sql = (thread_id,), self.sql
+
+        def work(conn: Conn) -> int:
+            head = conn.execute(sql.head + self.dialect.lock_thread, key).fetchone()  # writers wait
+            if head is None:
+                return 0
+            drop = prune_plan([r[0] for r in conn.execute(sql.ids_of_rows, key)], head[0], keep)
+            self._delete(conn, thread_id, "writes", "checkpoint_id", drop)
+            self._delete(conn, thread_id, "checkpoints", "checkpoint_id", drop)
+            refs = [text for (text,) in conn.execute(sql.refs, (thread_id, thread_id))]
+            unused = unused_blobs(refs, [b for (b,) in conn.execute(sql.blob_ids, key)])
+            self._delete(conn, thread_id, "blobs", "blob_id", unused)
+            return len(drop)
+
+        return self._write(f"pruning thread {thread_id!r}", work)
+
+    def _delete(self, conn: Conn, thread_id: str, table: str, column: str, ids: Sequence[str]) -> None:
+        m = self.dialect.mark
+        for condition, args in self._matching(column, ids) if ids else ():
+            sql = f"DELETE FROM actorgraph_{table} WHERE thread_id = {m} AND {condition}"  # noqa: S608
+            conn.execute(sql, (thread_id, *args))

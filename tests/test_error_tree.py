@@ -17,6 +17,7 @@ BUILTINS = {"ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
 DECODER_INTERNALS = {
     ("checkpoint/_msgpack_ext.py", "TypeError"),
     ("checkpoint/_msgpack_ext.py", "ValueError"),
+    ("checkpoint/_clocktime.py", "TypeError"),
 }
 
 

@@ -241,3 +241,26 @@ def test_no_module_imports_itself_through_others() -> None:
                     seen.add(target)
                     stack.append((target, [*path, target]))
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_run_with_a_store_imports_neither_structlog_nor_cloudpickle(tmp_path: Path) -> None:
+    """They stay dependencies (the log renderer and the pickle serializer), imported only where used."""
+    import subprocess
+    import sys
+
+    program = f"""
+import sys
+import actorgraph as ag
+from actorgraph.checkpoint import SqliteCheckpointer
+g = ag.Graph()
+g.add_vertex("a", lambda s: {{"n": s["n"] + 1}})
+g.add_edge(ag.START, "a")
+g.add_edge("a", ag.END)
+with SqliteCheckpointer({str(tmp_path / "runs.db")!r}) as store, g.compile(store) as app:
+    assert app.invoke({{"n": 1}}, thread_id="t").state == {{"n": 2}}
+print(sorted(m for m in ("structlog", "cloudpickle") if m in sys.modules))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -20,177 +20,34 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-import importlib
 import inspect
-import sys
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgpack  # type: ignore[import-untyped]
 
-from actorgraph._errors import ConfigError, SerializationError
+from actorgraph._errors import SerializationError
+from actorgraph.checkpoint._allowlist import (
+    FIX,
+    Allowlist,
+    Refused,
+    class_path,
+    is_pydantic,
+    is_pydantic_class,
+    type_name,
+    unsupported,
+)
+from actorgraph.checkpoint._clocktime import datetime_fields, make_datetime, make_time, time_fields
 
-__all__ = ["MAGIC", "Allowlist", "Codec", "Refused", "class_path"]
+__all__ = ["MAGIC", "Codec"]
 
 MAGIC = b"AGm\x01"
 """The first bytes of everything `MsgpackSerializer` writes: "AG", "m" for msgpack, format 1."""
 
 BIGINT, TUPLE, SET, FROZENSET, DATETIME, DATE, TIME, TIMEDELTA, UUID, DECIMAL = range(1, 11)
 ENUM, DATACLASS, PYDANTIC = 20, 21, 22
-
-_FIX = "or use PickleSerializer() for trusted data"
-_SUPPORTED = (
-    "MsgpackSerializer saves None, bool, int, float, str, bytes, list, dict, tuple, set, "
-    "frozenset, datetime/date/time/timedelta, UUID and Decimal, plus enums, dataclasses and "
-    "pydantic models whose class is in allowed=[...]"
-)
-
-
-def class_path(cls: type) -> str:
-    """The stored name of a class: "module:QualName"."""
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def _type_name(value: object) -> str:
-    cls = type(value)
-    return cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-
-
-class Refused(Exception):  # noqa: N818 - internal signal, never seen by users
-    """A value `dumps` refuses; `reason` says why and what to do."""
-
-    def __init__(self, value: object, reason: str) -> None:
-        self.value = value
-        self.reason = reason
-        super().__init__(reason)
-
-
-_BUILTINS = (bool, dict, list, tuple, set, frozenset, str, bytes, int, float)
-
-
-def _unsupported(value: object) -> Refused:
-    base = next((b for b in _BUILTINS if isinstance(value, b)), None)
-    if base is not None:
-        hint = f"subclasses of {base.__name__} are not supported; convert it to a plain {base.__name__}"
-    elif isinstance(value, type):
-        hint = "classes are code, not data; store its name instead"
-    elif callable(value):
-        hint = "functions and callables are code, not data; store a name for it instead"
-    else:
-        hint = (
-            "this type is not supported; make it a dataclass or pydantic model and add its "
-            "class to MsgpackSerializer(allowed=[...])"
-        )
-    return Refused(value, f"{hint}, {_FIX}. ({_SUPPORTED}.)")
-
-
-def _names_ok(dotted: str) -> bool:
-    return all(part.isidentifier() for part in dotted.split("."))
-
-
-class Allowlist:
-    """Which user classes may be saved and loaded; never imports what it does not allow."""
-
-    def __init__(self, allowed: Iterable[type | str]) -> None:
-        self.by_path: dict[str, type] = {}
-        paths: set[str] = set()
-        modules: set[str] = set()
-        for item in allowed:
-            if isinstance(item, type):
-                if not (
-                    issubclass(item, enum.Enum) or dataclasses.is_dataclass(item) or _is_pydantic_class(item)
-                ):
-                    raise ConfigError(
-                        f"allowed=[...] holds {item.__qualname__}, which is not an enum, dataclass or "
-                        f"pydantic model; MsgpackSerializer saves only those classes (make it a "
-                        f"dataclass, or use PickleSerializer() for trusted data)"
-                    )
-                path = class_path(item)
-                if self.by_path.setdefault(path, item) is not item:
-                    raise ConfigError(
-                        f"allowed=[...] holds two different classes named {path!r}; "
-                        f"keep one of them (a class defined in a function is one class per call)"
-                    )
-            elif isinstance(item, str):
-                module, sep, qualname = item.partition(":")
-                if not _names_ok(module) or (sep and not _names_ok(qualname)):
-                    raise ConfigError(
-                        f"allowed=[...] holds {item!r}, which is neither a module name "
-                        f"('package.module') nor a class path ('package.module:Class')"
-                    )
-                (paths if sep else modules).add(item)
-            else:
-                raise ConfigError(
-                    f"allowed=[...] holds {item!r} of type {type(item).__name__}; "
-                    f"give classes, module names or 'module:Class' strings"
-                )
-        self.paths = frozenset(paths)
-        self.modules = frozenset(modules)
-        self._classes = set(self.by_path.values())
-        self._verdicts: dict[type, str | None] = {}
-        self._loaded: dict[str, type] = {}
-
-    def check(self, cls: type) -> None:
-        """Raise `Refused` unless instances of `cls` may be saved (and so loaded back)."""
-        try:
-            verdict = self._verdicts[cls]
-        except KeyError:
-            verdict = self._verdicts.setdefault(cls, self._judge(cls))
-        if verdict is not None:
-            raise Refused(cls, verdict)
-
-    def _judge(self, cls: type) -> str | None:
-        path = class_path(cls)
-        if cls in self._classes:
-            return None
-        if path in self.paths or cls.__module__ in self.modules:
-            found: Any = sys.modules.get(cls.__module__)
-            for part in cls.__qualname__.split("."):
-                found = getattr(found, part, None)
-            if found is cls:
-                return None
-            return (
-                f"its class path {path!r} does not lead back to it (is it defined inside a "
-                f"function?), so it could not be loaded; pass the class itself: "
-                f"MsgpackSerializer(allowed=[{cls.__qualname__}, ...])"
-            )
-        return (
-            f"class {path!r} is not allowed; add it with MsgpackSerializer(allowed=["
-            f"{cls.__qualname__}, ...]) (or its module, allowed=[{cls.__module__!r}]), {_FIX}"
-        )
-
-    def resolve(self, path: str) -> type:
-        """The class a stored path names, importing its module only if the allowlist names it."""
-        found = self.by_path.get(path)
-        if found is None:
-            found = self._loaded.get(path)
-        if found is not None:
-            return found
-        module, sep, qualname = path.partition(":")
-        if not sep or not (path in self.paths or module in self.modules):
-            raise SerializationError(
-                f"the stored data names class {path!r}, which this MsgpackSerializer does not "
-                f"allow, so it was not loaded (nothing was imported). If you trust the data, add "
-                f"the class to MsgpackSerializer(allowed=[...]) (as the class, 'module:Class' "
-                f"or the module name)"
-            )
-        if not _names_ok(qualname):
-            raise SerializationError(f"the stored class path {path!r} is malformed; the data is damaged")
-        try:
-            obj: Any = importlib.import_module(module)
-            for part in qualname.split("."):
-                obj = getattr(obj, part)
-        except Exception as exc:
-            raise SerializationError(
-                f"could not find class {path!r} named by the stored data ({type(exc).__name__}: "
-                f"{exc}); was it renamed or moved? Restore it under that name to load this data"
-            ) from exc
-        if not isinstance(obj, type):
-            raise SerializationError(f"the stored data names {path!r}, which is not a class")
-        return self._loaded.setdefault(path, obj)
 
 
 def _list(value: object, length: int) -> list[Any]:
@@ -226,6 +83,38 @@ _LEAVES = frozenset({bool, int, float, str, bytes, bytearray, memoryview})
 _DAMAGED = (ValueError, TypeError, LookupError, ArithmeticError, OSError, RecursionError)
 
 
+class _Reader:
+    """Msgpack's hooks while one value is read: type markers open tagged arrays, lists close them."""
+
+    def __init__(self, builders: Mapping[int, Callable[[list[Any]], Any]]) -> None:
+        self.builders = builders
+        self.open_tags = 0
+
+    def ext_hook(self, code: int, payload: bytes) -> Any:
+        tag = _TAGS.get(code)
+        if tag is not None:
+            if payload:
+                msg = f"the type marker {code} holds data"
+                raise ValueError(msg)
+            self.open_tags += 1
+            return tag
+        decoder = _DECODERS.get(code)
+        if decoder is not None:
+            return decoder(payload)
+        raise SerializationError(
+            f"the stored data holds ext type {code}, which this version of actorgraph does not "
+            f"know; it was written by a newer version or is damaged. Load it with that version"
+        )
+
+    def list_hook(self, items: list[Any]) -> Any:
+        if items and type(items[0]) is _Tag:
+            self.open_tags -= 1
+            code = items[0].code
+            del items[0]
+            return self.builders[code](items)
+        return items
+
+
 def _bigint(n: int) -> msgpack.ExtType:
     return msgpack.ExtType(BIGINT, n.to_bytes((n.bit_length() + 8) // 8, "big", signed=True))
 
@@ -241,9 +130,9 @@ class Codec:
             tuple: lambda t: [_MARK[TUPLE], *t],
             set: lambda s: [_MARK[SET], *s],
             frozenset: lambda s: [_MARK[FROZENSET], *s],
-            dt.datetime: lambda d: [_MARK[DATETIME], *_datetime_fields(d)],
+            dt.datetime: lambda d: [_MARK[DATETIME], *datetime_fields(d)],
             dt.date: lambda d: [_MARK[DATE], d.year, d.month, d.day],
-            dt.time: lambda t: [_MARK[TIME], *_time_fields(t)],
+            dt.time: lambda t: [_MARK[TIME], *time_fields(t)],
             dt.timedelta: lambda d: [_MARK[TIMEDELTA], d.days, d.seconds, d.microseconds],
             uuid.UUID: lambda u: msgpack.ExtType(UUID, u.bytes),
             Decimal: lambda d: msgpack.ExtType(DECIMAL, str(d).encode("ascii")),
@@ -252,9 +141,9 @@ class Codec:
             TUPLE: tuple,
             SET: set,
             FROZENSET: frozenset,
-            DATETIME: _make_datetime,
+            DATETIME: make_datetime,
             DATE: lambda fields: dt.date(*_list(fields, 3)),
-            TIME: _make_time,
+            TIME: make_time,
             TIMEDELTA: lambda fields: dt.timedelta(*_list(fields, 3)),
             ENUM: self._load_enum,
             DATACLASS: self._load_dataclass,
@@ -269,38 +158,12 @@ class Codec:
 
     def unpack(self, data: bytes | memoryview) -> Any:
         """The value of msgpack bytes written by `pack`, or `SerializationError`."""
-        open_tags = 0
-
-        def ext_hook(code: int, payload: bytes) -> Any:
-            nonlocal open_tags
-            tag = _TAGS.get(code)
-            if tag is not None:
-                if payload:
-                    raise ValueError(f"the type marker {code} holds data")
-                open_tags += 1
-                return tag
-            decoder = _DECODERS.get(code)
-            if decoder is not None:
-                return decoder(payload)
-            raise SerializationError(
-                f"the stored data holds ext type {code}, which this version of actorgraph does not "
-                f"know; it was written by a newer version or is damaged. Load it with that version"
-            )
-
-        def list_hook(items: list[Any]) -> Any:
-            nonlocal open_tags
-            if items and type(items[0]) is _Tag:
-                open_tags -= 1
-                code = items[0].code
-                del items[0]
-                return self._builders[code](items)
-            return items
-
+        reader = _Reader(self._builders)
         try:
             value = msgpack.unpackb(
                 data,
-                ext_hook=ext_hook,
-                list_hook=list_hook,
+                ext_hook=reader.ext_hook,
+                list_hook=reader.list_hook,
                 raw=False,
                 strict_map_key=False,
                 unicode_errors="surrogatepass",
@@ -312,7 +175,7 @@ class Codec:
                 f"the stored data is damaged or truncated and cannot be loaded ({type(exc).__name__}: "
                 f"{exc}); restore it from a good copy or resume from an older checkpoint"
             ) from exc
-        if open_tags:
+        if reader.open_tags:
             raise SerializationError(
                 "the stored data is damaged: it holds a type marker out of place; it was not written "
                 "by MsgpackSerializer or was altered"
@@ -330,9 +193,9 @@ class Codec:
             return [_MARK[ENUM], *self.enum_payload(value)]
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return [_MARK[DATACLASS], *self.dataclass_payload(value)]
-        if _is_pydantic(value):
+        if is_pydantic(value):
             return [_MARK[PYDANTIC], *self.pydantic_payload(value)]
-        raise _unsupported(value)
+        raise unsupported(value)
 
     def enum_payload(self, member: enum.Enum) -> list[Any]:
         """[class path, value] of an allowed enum member."""
@@ -385,7 +248,7 @@ class Codec:
         if required or missing:
             what = f"requires {required[0]!r}, which is not a field (an InitVar?)" if required else ""
             what = what or f"does not accept its field {missing[0]!r}"
-            return f"its __init__ {what}, so it could not be re-created on load; {_FIX}"
+            return f"its __init__ {what}, so it could not be re-created on load; {FIX}"
         return fields
 
     def pydantic_payload(self, model: Any) -> list[Any]:
@@ -433,7 +296,7 @@ class Codec:
         if cls is dict:
             parts: list[tuple[str, Any]] = []
             for key, item in value.items():
-                parts += [(f"[<key {_type_name(key)}>]", key), (f"[{key!r}]", item)]
+                parts += [(f"[<key {type_name(key)}>]", key), (f"[{key!r}]", item)]
             return parts
         if cls in (list, tuple):
             return [(f"[{index}]", item) for index, item in enumerate(value)]
@@ -447,12 +310,12 @@ class Codec:
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             _, init, other = self.dataclass_payload(value)
             return [(f".{name}", item) for name, item in {**init, **other}.items()]
-        if _is_pydantic(value):
+        if is_pydantic(value):
             data = self.pydantic_payload(value)[1]
             if type(data) is dict:
                 return [(f".{name}", item) for name, item in data.items()]
             return [(".model_dump()", data)]
-        raise _unsupported(value)
+        raise unsupported(value)
 
     # -- loading ---------------------------------------------------------------------------
 
@@ -490,7 +353,7 @@ class Codec:
 
     def _load_pydantic(self, items: list[Any]) -> Any:
         path, fields = items
-        cls: Any = self._user_class(path, _is_pydantic_class, "a pydantic model")
+        cls: Any = self._user_class(path, is_pydantic_class, "a pydantic model")
         return _rebuild(path, lambda: cls.model_validate(fields))
 
 
@@ -502,63 +365,3 @@ def _rebuild(path: object, build: Callable[[], Any]) -> Any:
             f"could not re-create {path!r} from the stored data ({type(exc).__name__}: {exc}); "
             f"did the class change since the data was saved?"
         ) from exc
-
-
-def _is_pydantic_class(cls: type) -> bool:
-    return callable(getattr(cls, "model_dump", None)) and callable(getattr(cls, "model_validate", None))
-
-
-def _is_pydantic(value: object) -> bool:
-    return _is_pydantic_class(type(value))
-
-
-def _tz_fields(tz: dt.tzinfo | None) -> Any:
-    if tz is None:
-        return None
-    if type(tz) is ZoneInfo and tz.key is not None:
-        return tz.key
-    if type(tz) is dt.timezone:
-        offset = tz.utcoffset(None)
-        name = tz.tzname(None)
-        plain = dt.timezone(offset).tzname(None)
-        return [offset.days, offset.seconds, offset.microseconds, None if name == plain else name]
-    raise Refused(
-        tz,
-        f"its tzinfo of type {_type_name(tz)} cannot be saved; use datetime.timezone or "
-        f"zoneinfo.ZoneInfo (by key), {_FIX}",
-    )
-
-
-def _make_tz(fields: Any) -> dt.tzinfo | None:
-    if fields is None:
-        return None
-    if type(fields) is str:
-        try:
-            return ZoneInfo(fields)
-        except ZoneInfoNotFoundError as exc:
-            raise SerializationError(
-                f"the stored data uses time zone {fields!r}, which this system does not know; "
-                f"install the tzdata package (pip install tzdata) to load it"
-            ) from exc
-    days, seconds, micros, name = _list(fields, 4)
-    offset = dt.timedelta(days, seconds, micros)
-    return dt.timezone(offset) if name is None else dt.timezone(offset, name)
-
-
-def _datetime_fields(d: dt.datetime) -> list[Any]:
-    tz = _tz_fields(d.tzinfo)
-    return [d.year, d.month, d.day, d.hour, d.minute, d.second, d.microsecond, d.fold, tz]
-
-
-def _make_datetime(fields: list[Any]) -> dt.datetime:
-    year, month, day, hour, minute, second, micro, fold, tz = fields
-    return dt.datetime(year, month, day, hour, minute, second, micro, tzinfo=_make_tz(tz), fold=fold)
-
-
-def _time_fields(t: dt.time) -> list[Any]:
-    return [t.hour, t.minute, t.second, t.microsecond, t.fold, _tz_fields(t.tzinfo)]
-
-
-def _make_time(fields: list[Any]) -> dt.time:
-    hour, minute, second, micro, fold, tz = fields
-    return dt.time(hour, minute, second, micro, tzinfo=_make_tz(tz), fold=fold)

@@ -83,12 +83,7 @@ class MemoryCheckpointer(StoreBase):
         blobs: Mapping[str, bytes] | None = None,
         expect_head: str | None,
     ) -> None:
-        """Store the blobs and the checkpoint, and make it the thread's head, atomically.
-
-        Args:
-            row: the checkpoint.
-            blobs: state versions it refers to; an id already stored keeps its bytes.
-            expect_head: the head the writer started from (None for a new thread).
+        """Store the blobs and the checkpoint, and make it the thread's head, atomically (see `Checkpointer`).
 
         Raises:
             CheckpointError: the head is not `expect_head` (another run advanced the
@@ -121,14 +116,7 @@ class MemoryCheckpointer(StoreBase):
         blobs: Mapping[str, bytes] | None = None,
         status: str | None = None,
     ) -> None:
-        """Store task results against a checkpoint (and their blobs), atomically.
-
-        Args:
-            thread_id: the thread.
-            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
-            writes: the results; a later one for a task id replaces the earlier one.
-            blobs: state versions they refer to; an id already stored keeps its bytes.
-            status: when given, the thread's new status.
+        """Store task results against a checkpoint (and their blobs), atomically (see `Checkpointer`).
 
         Raises:
             CheckpointError: the checkpoint is not stored; nothing was written.

@@ -24,11 +24,10 @@ import pickle
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import cloudpickle  # type: ignore[import-untyped]
-
 from actorgraph._errors import ConfigError, MissingDependencyError, SerializationError
+from actorgraph.checkpoint._allowlist import Allowlist, Refused
 from actorgraph.checkpoint._msgpack_ext import MAGIC as _MSGPACK_MAGIC
-from actorgraph.checkpoint._msgpack_ext import Allowlist, Codec, Refused
+from actorgraph.checkpoint._msgpack_ext import Codec
 from actorgraph.checkpoint._protocol import Serializer
 
 if TYPE_CHECKING:
@@ -192,6 +191,8 @@ class PickleSerializer:
             SerializationError: `value` cannot be pickled (the cause is chained).
         """
         try:
+            import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415 - only this serializer needs it
+
             pickled: bytes = cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:
             raise _error(

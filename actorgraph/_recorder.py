@@ -107,16 +107,28 @@ class Recorder:
         self.book = book_for(checkpointer, thread_id)
         self.pending_blobs: dict[str, bytes] = {}
         self.written: set[str] = set()  # task ids stored against the current parent
+        self.deferred: list[VertexResult] = []  # results the next checkpoint's transaction stores
         self.dirty = False  # committed supersteps not yet written ("exit")
 
     # -- task results ----------------------------------------------------------------
 
-    def task_finished(self, result: VertexResult, blobs: Mapping[str, bytes]) -> None:
-        """A task's final result (and the states it made) arrived."""
+    def task_finished(
+        self, result: VertexResult, blobs: Mapping[str, bytes], *, commits: bool = False
+    ) -> None:
+        """A task's final result (and the states it made) arrived.
+
+        With `commits`, it completes a superstep that commits at once, on this
+        thread: its result goes into that checkpoint's transaction instead of one
+        of its own (a crash before that transaction is a crash before this result
+        was stored, either way).
+        """
         self.pending_blobs.update(blobs)
         self.layouts.update(getattr(blobs, "parts", {}))
         if self.durability == "sync" and self.parent is not None:
-            self._store_writes([result], status=None)
+            if commits:
+                self.deferred.append(result)
+            else:
+                self._store_writes([result], status=None)
 
     def carry(self, results: Iterable[VertexResult]) -> None:
         """Store outcomes carried over to a new checkpoint (a fork keeps what its origin had)."""
@@ -125,6 +137,13 @@ class Recorder:
             self._store_writes(carried, status=None)
 
     def _store_writes(self, results: Iterable[VertexResult], *, status: str | None) -> None:
+        rows, blobs = self._write_rows(results)
+        self.checkpointer.put_writes(self.thread_id, self.parent, rows, blobs=blobs, status=status)  # type: ignore[arg-type]
+        self._sent(blobs)
+        self.written.update(r.task_id for r in rows)
+
+    def _write_rows(self, results: Iterable[VertexResult]) -> tuple[list[WriteRow], dict[str, bytes]]:
+        """Task results as rows stored against the current parent, and the blobs they need."""
         assert self.parent is not None  # noqa: S101 - writes always follow a checkpoint
         owned = [(r, reachable(result_nodes(r))) for r in results]
         nodes: dict[str, Node] = {}
@@ -139,9 +158,7 @@ class Recorder:
                 aad=write_aad(self.thread_id, self.parent, r.task_id),
             )
             rows.append(WriteRow(r.task_id, data, self._refs(structure)))
-        self.checkpointer.put_writes(self.thread_id, self.parent, rows, blobs=blobs, status=status)
-        self._sent(blobs)
-        self.written.update(r.task_id for r in rows)
+        return rows, blobs
 
     # -- versions and their parts ----------------------------------------------------------
 
@@ -232,9 +249,14 @@ class Recorder:
         return self.checkpoint(pos, pauses=pauses)
 
     def checkpoint(self, pos: Position, *, pauses: Iterable[Interrupt] = ()) -> str:
-        """Write `pos` as a new checkpoint and make it the head."""
+        """Write `pos` as a new checkpoint and make it the head (with the results deferred to it)."""
+        writes: list[WriteRow] = []
+        blobs: dict[str, bytes] = {}
+        if self.deferred:
+            writes, blobs = self._write_rows(self.deferred)
+            self.deferred = []
         nodes = reachable(m.node for m in pos.messages())
-        blobs = self._blobs_for(nodes, nodes=nodes)
+        blobs.update(self._blobs_for(nodes.keys() - blobs.keys(), nodes=nodes))
         structure = self._structure(nodes)
         checkpoint_id = new_checkpoint_id()
         pauses = tuple(pauses)
@@ -256,7 +278,7 @@ class Recorder:
             data,
             self._refs(structure),
         )
-        self.checkpointer.put(row, blobs=blobs, expect_head=self.head)
+        self.checkpointer.put(row, blobs=blobs, expect_head=self.head, writes=writes)
         self._sent(blobs)
         self.head = self.parent = checkpoint_id
         self.source = "loop"

@@ -259,9 +259,11 @@ class Run:
         elif self.events.wants(TaskFinished):
             self.events.emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result), routine=True)
         self.results[dispatched.task_id] = result
+        last = len(self.results) == len(self.tasks) and not self.in_flight
         if self.recorder is not None:
-            self.recorder.task_finished(result, blobs)
-        if len(self.results) == len(self.tasks) and not self.in_flight:
+            commits = last and all(r.status == "ok" for r in self.results.values())
+            self.recorder.task_finished(result, blobs, commits=commits)
+        if last:
             self._end_superstep()
 
     def _try_again(self, dispatched: _Dispatched, result: VertexResult) -> bool:

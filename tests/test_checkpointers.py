@@ -147,6 +147,24 @@ def test_writes_for_one_task_twice_in_one_call_keep_the_last(store):
     assert store.get_writes("t", cid(1)) == {"a": WriteRow("a", b"last")}
 
 
+def test_put_stores_the_writes_of_the_superstep_it_commits_against_its_parent(store):
+    chain(store, "t", 1)
+    store.put_writes("t", cid(1), [WriteRow("a", b"a1")])
+    store.put(
+        row("t", 2, parent=1), blobs={"v": b"x"}, expect_head=cid(1), writes=[WriteRow("b", b"b1", ("v",))]
+    )
+    assert store.get_writes("t", cid(1)) == {"a": WriteRow("a", b"a1"), "b": WriteRow("b", b"b1", ("v",))}
+    assert store.get_writes("t", cid(2)) == {}
+    assert store.get("t").checkpoint_id == cid(2)
+
+
+def test_a_refused_put_stores_none_of_its_writes(store):
+    chain(store, "t", 2)
+    with pytest.raises(CheckpointError):
+        store.put(row("t", 3, parent=1), expect_head=cid(1), writes=[WriteRow("b", b"b1")])
+    assert store.get_writes("t", cid(1)) == {}
+
+
 def test_blobs_are_stored_once_and_keep_the_first_bytes(store):
     store.put(row("t", 1, refs=["b1"]), blobs={"b1": b"first"}, expect_head=None)
     store.put(row("t", 2, parent=1, refs=["b1"]), blobs={"b1": b"second", "b2": b"two"}, expect_head=cid(1))

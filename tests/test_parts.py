@@ -38,9 +38,9 @@ class Counting:
     def serializer(self) -> Any:
         return self.inner.serializer
 
-    def put(self, row: Any, *, blobs: Mapping[str, bytes] | None = None, expect_head: str | None) -> None:
+    def put(self, row: Any, *, blobs: Mapping[str, bytes] | None = None, **kwargs: Any) -> None:
         self.sent.append(sum(map(len, (blobs or {}).values())))
-        self.inner.put(row, blobs=blobs, expect_head=expect_head)
+        self.inner.put(row, blobs=blobs, **kwargs)
 
     def put_writes(self, thread_id: str, checkpoint_id: str, writes: Any, **kwargs: Any) -> None:
         self.sent.append(sum(map(len, (kwargs.get("blobs") or {}).values())))

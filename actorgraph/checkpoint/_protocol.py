@@ -123,16 +123,21 @@ class Checkpointer(Protocol):
         *,
         blobs: Mapping[str, bytes] = ...,
         expect_head: str | None,
+        writes: Sequence[WriteRow] = (),
     ) -> None:
         """Store the blobs and the checkpoint, and make it the thread's head, atomically.
 
         Args:
             row: the checkpoint.
-            blobs: state versions the checkpoint refers to that may not be stored
-                yet (an id already stored is left as it is).
+            blobs: state versions the checkpoint (or `writes`) refer to that may not
+                be stored yet (an id already stored is left as it is).
             expect_head: the head the writer started from (None for a new
                 thread). When the head has moved since, nothing is written and
                 `CheckpointError` says the thread was advanced by another run.
+            writes: task results of the superstep this checkpoint commits, stored
+                against `row.parent_id` in the same transaction (the engine's last
+                task result of a superstep, which would otherwise take a
+                transaction of its own just before this one).
         """
         ...
 

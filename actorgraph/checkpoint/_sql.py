@@ -136,6 +136,7 @@ class SqlStore(StoreBase):
         *,
         blobs: Mapping[str, bytes] | None = None,
         expect_head: str | None,
+        writes: Sequence[WriteRow] = (),
     ) -> None:
         """Store the blobs and the checkpoint, and make it the thread's head, in one transaction.
 
@@ -143,6 +144,7 @@ class SqlStore(StoreBase):
             row: the checkpoint.
             blobs: state versions it refers to; an id already stored keeps its bytes.
             expect_head: the head the writer started from (None for a new thread).
+            writes: task results stored against `row.parent_id` in the same transaction.
 
         Raises:
             CheckpointError: the head moved (another run advanced the thread), the id
@@ -170,6 +172,8 @@ class SqlStore(StoreBase):
             if conn.execute(sql.insert_row, values).rowcount != 1:
                 raise already_stored(thread_id, checkpoint_id)
             self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
+            if writes:
+                self._many(conn, sql.insert_write, _write_rows(thread_id, row.parent_id or "", writes))
 
         self._write(f"storing checkpoint {checkpoint_id!r} of thread {thread_id!r}", work)
 
@@ -195,8 +199,7 @@ class SqlStore(StoreBase):
             CheckpointError: the checkpoint is unknown or the database failed; nothing was written.
         """
         stamp, sql = now(), self.sql
-        latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
-        rows = [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]
+        rows = _write_rows(thread_id, checkpoint_id, writes)
 
         def work(conn: Conn) -> None:
             touched = conn.execute(sql.touch, (stamp, status, thread_id, thread_id, checkpoint_id))
@@ -306,3 +309,9 @@ class SqlStore(StoreBase):
         for condition, args in self._matching(column, ids) if ids else ():
             sql = f"DELETE FROM actorgraph_{table} WHERE thread_id = {m} AND {condition}"  # noqa: S608
             conn.execute(sql, (thread_id, *args))
+
+
+def _write_rows(thread_id: str, checkpoint_id: str, writes: Sequence[WriteRow]) -> list[tuple[object, ...]]:
+    """The rows of task results stored against a checkpoint (the last one for a task id wins)."""
+    latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
+    return [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]

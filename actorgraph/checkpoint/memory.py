@@ -82,6 +82,7 @@ class MemoryCheckpointer(StoreBase):
         *,
         blobs: Mapping[str, bytes] | None = None,
         expect_head: str | None,
+        writes: Sequence[WriteRow] = (),
     ) -> None:
         """Store the blobs and the checkpoint, and make it the thread's head, atomically (see `Checkpointer`).
 
@@ -90,6 +91,7 @@ class MemoryCheckpointer(StoreBase):
                 thread), or the checkpoint id is already stored; nothing was written.
         """
         row = _own_row(row)
+        owned = [_own_write(w) for w in writes]
         with self._lock:
             threads = self._open()
             thread = threads.get(row.thread_id)
@@ -103,6 +105,9 @@ class MemoryCheckpointer(StoreBase):
             for blob_id, data in (blobs or {}).items():
                 thread.blobs.setdefault(blob_id, bytes(data))
             thread.checkpoints[row.checkpoint_id] = row
+            if owned and row.parent_id is not None:
+                stored = thread.writes.setdefault(row.parent_id, {})
+                stored.update((w.task_id, w) for w in owned)
             thread.head = row.checkpoint_id
             thread.status = row.status
             thread.updated_at = now()

@@ -77,12 +77,17 @@ class StreamSink:
 
 
 class Mailbox:
-    """Items handed from the run's threads to one consumer, which sleeps until there are some.
+    """Items handed from the run's threads to one consumer, in batches.
 
-    A producer wakes the consumer only when it is asleep, so the items that
-    arrive while the consumer works are taken in one batch and cost no wake-up;
-    nothing polls.
+    Waking the consumer for every item would cost a thread hand-off per
+    superstep. So while items flow, the consumer is *hot*: it sleeps `BATCH`
+    seconds at a time and takes whatever came, and no producer wakes it. When a
+    period passes with nothing, it goes *cold*: it sleeps until a producer wakes
+    it with the next item. A run that pauses or works slowly costs no periodic
+    wake-ups; an item waits at most `BATCH` seconds.
     """
+
+    BATCH: Final = 0.002
 
     def __init__(self, wake: Callable[[], None]) -> None:
         self.items: collections.deque[Any] = collections.deque()
@@ -97,12 +102,16 @@ class Mailbox:
             self.wake()
 
     def going_to_sleep(self) -> bool:
-        """Mark the consumer asleep; False (and awake) if an item came in meanwhile."""
+        """Mark the consumer asleep until the next item; False (and awake) if one came in meanwhile."""
         self.asleep = True
         if self.items:
             self.asleep = False
             return False
         return True
+
+    def taken(self, hot: bool) -> bool:
+        """Whether the consumer stays hot after a sleep: it does while items keep coming."""
+        return bool(self.items) or not hot
 
 
 def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]) -> Iterator[Any]:
@@ -111,11 +120,15 @@ def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequ
     ready = threading.Event()
     mailbox = Mailbox(ready.set)
     handle = start(StreamSink(modes, pairs, mailbox.put))
+    hot = False
     try:
         while True:
             ready.clear()
-            if mailbox.going_to_sleep():
+            if hot:
+                ready.wait(Mailbox.BATCH)
+            elif mailbox.going_to_sleep():
                 ready.wait()
+            hot = mailbox.taken(hot)
             while mailbox.items:
                 item = mailbox.items.popleft()
                 if item is _CLOSED:
@@ -156,11 +169,15 @@ async def astream_items(
 
     mailbox = Mailbox(wake)
     handle = start(StreamSink(modes, pairs, mailbox.put))
+    hot = False
     try:
         while True:
             ready.clear()
-            if mailbox.going_to_sleep():
+            if hot:
+                await asyncio.sleep(Mailbox.BATCH)
+            elif mailbox.going_to_sleep():
                 await ready.wait()
+            hot = mailbox.taken(hot)
             while mailbox.items:
                 item = mailbox.items.popleft()
                 if item is _CLOSED:

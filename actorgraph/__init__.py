@@ -27,21 +27,12 @@ from actorgraph._errors import (
 )
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
+from actorgraph._policy import RetryPolicy
 from actorgraph._request import RunKeywords
 from actorgraph._results import RunResult, Snapshot
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._runtime import StuckVertexWarning
-from actorgraph._types import (
-    END,
-    START,
-    Command,
-    ErrorInfo,
-    Interrupt,
-    RetryPolicy,
-    Send,
-    SuperstepState,
-    VertexResult,
-)
+from actorgraph._types import END, START, Command, ErrorInfo, Interrupt, Send, SuperstepState, VertexResult
 from actorgraph._validate import GraphValidationWarning
 
 __all__ = [

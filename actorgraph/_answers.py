@@ -19,8 +19,11 @@ from actorgraph.checkpoint._load import Loaded
 __all__ = ["answers_for"]
 
 
-def answers_for(loaded: Loaded, resume: Any) -> tuple[dict[str, Any], frozenset[str]]:
-    """Task id -> answer for the interrupts `resume` answers, and the breakpoints it passes.
+def answers_for(loaded: Loaded, resume: Any) -> tuple[dict[str, dict[str, Any]], frozenset[str]]:
+    """Task id -> (interrupt id -> answer) for the interrupts `resume` answers, and the breakpoints it passes.
+
+    A subgraph task may wait for several answers (its subgraph's interrupts), so
+    answers are grouped by task and kept by interrupt id.
 
     Raises:
         ResumeError: nothing waits for an answer, an id is not pending, or a bare
@@ -29,12 +32,12 @@ def answers_for(loaded: Loaded, resume: Any) -> tuple[dict[str, Any], frozenset[
     pending = {i.id: i for i in loaded.interrupts}
     if not pending:
         raise _nothing_to_answer(loaded)
-    answers: dict[str, Any] = {}
+    answers: dict[str, dict[str, Any]] = {}
     passed: set[str] = set()
     for interrupt_id, value in _match(resume, pending).items():
         interrupt = pending[interrupt_id]
-        if interrupt.kind == "interrupt":
-            answers[interrupt.task_id] = value
+        if interrupt.kind == "interrupt" or "/" in interrupt.vertex:  # a subgraph's breakpoint is its own
+            answers.setdefault(interrupt.task_id, {})[interrupt_id] = value
         else:
             passed.add(interrupt.task_id)
     return answers, frozenset(passed)

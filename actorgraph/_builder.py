@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 from actorgraph._errors import GraphValidationError
-from actorgraph._types import END, START, RetryPolicy
+from actorgraph._policy import RetryPolicy
+from actorgraph._types import END, START
 from actorgraph.merge import Merge
 
-__all__ = ["RETURNS", "GraphBuilder", "Returns", "check_handler", "takes_ctx"]
+__all__ = ["RETURNS", "GraphBuilder", "Returns", "check_handler", "is_subgraph", "takes_ctx"]
 
 S = TypeVar("S")
 
@@ -100,6 +101,13 @@ class _Vertex:
     concurrency: int
     on_error: Callable[..., Any] | None
     returns: Returns | None
+    input: Callable[[Any], Any] | None = None
+    output: Callable[[Any], Any] | None = None
+
+    @property
+    def child(self) -> Any:
+        """The subgraph this vertex runs (a `Graph` or a `CompiledGraph`), or None."""
+        return self.fn if is_subgraph(self.fn) else None
 
 
 @dataclass(slots=True)
@@ -151,7 +159,7 @@ class GraphBuilder(Generic[S]):
     def add_vertex(  # noqa: PLR0913 - the options of a vertex, all keyword-only
         self,
         name: str,
-        fn: Callable[..., Any],
+        fn: Callable[..., Any] | Any,
         *,
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
         timeout: float | None = None,
@@ -159,22 +167,28 @@ class GraphBuilder(Generic[S]):
         concurrency: int | None = None,
         on_error: Callable[[Any, BaseException], Any] | None = None,
         returns: Returns | None = None,
+        input: Callable[[Any], Any] | None = None,  # noqa: A002 - the subgraph's input, as in LangGraph
+        output: Callable[[Any], Any] | None = None,
     ) -> GraphBuilder[S]:
         """Add a vertex.
 
         Args:
-            name: a unique name (not START or END, no `:`).
+            name: a unique name (not START or END, no `:` or `|`).
             fn: `fn(state)` or `fn(state, ctx)`; returns the new state, None
-                (forward the input), or a `Command`.
+                (forward the input), or a `Command`. Or a subgraph: a `Graph` or
+                a `CompiledGraph`, whose runs are nested in this graph's (see
+                `input` and `output`).
             retry: a `RetryPolicy` or several (the first that matches decides).
             timeout: seconds a task may run before it is abandoned and retried.
             destinations: where `Command(goto=...)` may route.
             concurrency: the most tasks of this vertex running at once (default 32).
-            on_error: `handler(state, error)` run after the retries are spent; it
-                returns a state (sent along the vertex's edges, like the vertex's
-                own output) or a `Command`, whose `goto` adds targets besides the
-                static edges. In a new process, `error` is a `RecordedError`.
+            on_error: `handler(state, error)` run after the retries are spent; it returns
+                what the vertex would have (a state, or a `Command`). In a new process,
+                `error` is a `RecordedError`.
             returns: `"state"` or `"update"`, for this vertex (default: the graph's).
+            input: for a subgraph, `input(state)` makes its input (default: the state).
+            output: for a subgraph, `output(final)` makes what the vertex returns from
+                the subgraph's final state (default: the final state as it is).
 
         Returns:
             The graph, for chaining.
@@ -183,19 +197,9 @@ class GraphBuilder(Generic[S]):
         if name in self._vertices:
             msg = f"vertex {name!r} was added twice; give each vertex a unique name"
             raise GraphValidationError(msg)
-        _check_options(name, fn, timeout, concurrency, on_error)
-        if isinstance(destinations, str):
-            destinations = (destinations,)
-        self._vertices[name] = _Vertex(
-            name,
-            fn,
-            _policies(retry, f"vertex {name!r}: retry") if retry is not None else None,
-            float(timeout) if timeout is not None else None,
-            tuple(destinations) if destinations is not None else None,
-            concurrency or DEFAULT_CONCURRENCY,
-            on_error,
-            _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
-        )
+        options: dict[str, Any] = {"retry": retry, "timeout": timeout, "destinations": destinations}
+        options |= {"concurrency": concurrency, "on_error": on_error, "returns": returns}
+        self._vertices[name] = _checked_vertex(name, fn, input=input, output=output, **options)
         return self
 
     def add_edge(self, src: str | Sequence[str], dst: str) -> GraphBuilder[S]:
@@ -276,7 +280,59 @@ class GraphBuilder(Generic[S]):
         return self
 
 
+def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
+    name: str,
+    fn: Any,
+    *,
+    retry: Any,
+    timeout: Any,
+    destinations: Any,
+    concurrency: Any,
+    on_error: Any,
+    returns: Any,
+    input: Any,  # noqa: A002 - add_vertex's name for it
+    output: Any,
+) -> _Vertex:
+    _check_options(name, fn, timeout, concurrency, on_error)
+    _check_mappers(name, fn, input, output)
+    if isinstance(destinations, str):
+        destinations = (destinations,)
+    return _Vertex(
+        name,
+        fn,
+        _policies(retry, f"vertex {name!r}: retry") if retry is not None else None,
+        float(timeout) if timeout is not None else None,
+        tuple(destinations) if destinations is not None else None,
+        concurrency or DEFAULT_CONCURRENCY,
+        on_error,
+        _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
+        input,
+        output,
+    )
+
+
+def is_subgraph(fn: Any) -> bool:
+    """Whether `fn` is a graph to run as a subgraph: a `Graph` or a `CompiledGraph`."""
+    if isinstance(fn, GraphBuilder):
+        return True
+    return all(hasattr(fn, name) for name in ("spec", "checkpointer", "invoke"))  # a CompiledGraph
+
+
+def _check_mappers(name: str, fn: Any, input_: Any, output: Any) -> None:
+    for what, mapper in (("input", input_), ("output", output)):
+        if mapper is None:
+            continue
+        if not is_subgraph(fn):
+            msg = f"vertex {name!r}: {what}= maps a subgraph's state; {name!r} is not a subgraph"
+            raise GraphValidationError(msg)
+        if not callable(mapper):
+            msg = f"vertex {name!r}: {what}= must be a function of one state, got {type(mapper).__name__}"
+            raise GraphValidationError(msg)
+
+
 def _check_options(name: str, fn: Any, timeout: Any, concurrency: Any, on_error: Any) -> None:
+    if is_subgraph(fn):
+        fn = _subgraph_stand_in
     if not callable(fn):
         msg = f"vertex {name!r}: fn must be callable, got {type(fn).__name__}"
         raise GraphValidationError(msg)
@@ -291,6 +347,10 @@ def _check_options(name: str, fn: Any, timeout: Any, concurrency: Any, on_error:
         raise GraphValidationError(msg)
 
 
+def _subgraph_stand_in(state: Any) -> Any:  # a subgraph vertex's `fn` is never called
+    return state
+
+
 def _check_name(name: Any) -> None:
     if not isinstance(name, str) or not name:
         msg = f"a vertex name must be a non-empty string, got {name!r}"
@@ -298,9 +358,10 @@ def _check_name(name: Any) -> None:
     if name in (START, END):
         msg = f"{name!r} is reserved (START / END); choose another vertex name"
         raise GraphValidationError(msg)
-    if ":" in name:
-        msg = f"vertex name {name!r} contains ':', which task ids use; choose another name"
-        raise GraphValidationError(msg)
+    for mark, use in ((":", "task ids"), ("|", "subgraph namespaces"), ("/", "paths into subgraphs")):
+        if mark in name:
+            msg = f"vertex name {name!r} contains {mark!r}, which {use} use; choose another name"
+            raise GraphValidationError(msg)
 
 
 def _returns(value: Any, what: str) -> Returns:

@@ -8,6 +8,7 @@ logging was on when the run started.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -65,9 +66,30 @@ class Emitter:
                     who = repr(listener)
                     log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
 
+    def nested(self, namespace: str) -> tuple[Listener, ...]:
+        """The listeners of this run, for a subgraph's run: its events carry `namespace`."""
+        return tuple(_Tagged(getattr(fn, "listener", fn), namespace) for fn, _ in self._listeners)
+
     def custom(self, task: Task, payload: object) -> None:
         """What `ctx.emit(payload)` does in a vertex of this run."""
         self.emit(Custom(self.run_id, self.thread_id, task.step, task.id, task.vertex, payload))
+
+
+class _Tagged:
+    """A listener of a parent run, receiving a subgraph run's events tagged with its namespace."""
+
+    __slots__ = ("kinds", "listener", "namespace")
+
+    def __init__(self, listener: Listener, namespace: str) -> None:
+        self.listener = listener
+        self.namespace = namespace
+        self.kinds = getattr(listener, "kinds", None)
+
+    def __call__(self, event: Event) -> None:
+        self.listener(dataclasses.replace(event, namespace=self.namespace))
+
+    def __repr__(self) -> str:
+        return f"{self.listener!r} (in {self.namespace})"
 
 
 _ROUTINE: dict[type[Event], tuple[int, str]] = {

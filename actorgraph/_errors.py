@@ -164,11 +164,12 @@ class VertexError(ActorGraphError):
     re-runs only the tasks that did not finish. The original exception is `__cause__`.
 
     Attributes:
-        vertex: the failing vertex.
+        vertex: the failing vertex; inside a subgraph, its path (`research/fetch`).
         task_id: the failing task (the vertex name, plus an index for `Send` tasks).
-        step: the superstep the task belonged to.
+        step: the superstep the task belonged to (of the subgraph's run, inside one).
         attempts: how many attempts were made.
         error_type: the qualified name of the original exception's type.
+        error_message: the original exception's message.
     """
 
     def __init__(  # noqa: PLR0913 - every attribute a caller needs to act on the failure
@@ -188,6 +189,9 @@ class VertexError(ActorGraphError):
         self.step = step
         self.attempts = attempts
         self.error_type = error_type
+        self.error_message = message
+        self.others = others
+        self.resumable = resumable
         more = f" ({others} other task(s) of this superstep failed too)" if others else ""
         tries = "attempt" if attempts == 1 else "attempts"
         advice = (

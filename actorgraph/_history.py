@@ -152,6 +152,7 @@ class History:
             parent=loaded.row.checkpoint_id,
             stored=loaded.stored,
             source="update",
+            origin=loaded.origin,
         )
         new_id = recorder.checkpoint(updated)
         recorder.carry(carried)

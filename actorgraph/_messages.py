@@ -28,6 +28,7 @@ class Order:
         env: the run's surroundings.
         cancel: set when the run is cancelled (the order is then dropped, an async vertex cancelled).
         failure: run the vertex's `on_error` handler for this error instead.
+        child: for a subgraph task, how its subgraph's run starts (a `ChildCall`).
     """
 
     run_id: str
@@ -38,6 +39,7 @@ class Order:
     env: TaskEnv
     cancel: Cancellation
     failure: ErrorInfo | None = None
+    child: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,7 @@ class Recorder:
         stored: Iterable[str] = (),
         parent: str | None = None,
         source: str = "loop",
+        origin: str | None = None,
     ) -> None:
         """Start writing a run whose thread's head is `head`.
 
@@ -92,6 +93,9 @@ class Recorder:
                 version's parts; the parts of other versions are read when needed).
             parent: the checkpoint the run continues from (an older one when replaying).
             source: the source recorded on the run's first checkpoint ("input", "fork", ...).
+            origin: the checkpoint that began the line of history the run continues;
+                a run from a new input or a fork begins a line of its own (its first
+                checkpoint's id, chosen now so subgraph runs can be named before it is written).
         """
         self.checkpointer = checkpointer
         self.serializer = checkpointer.serializer
@@ -100,6 +104,9 @@ class Recorder:
         self.head = head
         self.parent = parent if parent is not None else head
         self.source = source
+        new_line = source in ("input", "fork") or origin is None
+        self._first_id = new_checkpoint_id() if new_line else None
+        self.origin: str = self._first_id or origin or ""
         self.stored: set[str] = set(stored)
         # the part ids of each version the run may refer to (None: stored whole, format 1)
         self.layouts: dict[str, tuple[str, ...] | None] = dict(getattr(stored, "parts", {}))
@@ -258,13 +265,14 @@ class Recorder:
         nodes = reachable(m.node for m in pos.messages())
         blobs.update(self._blobs_for(nodes.keys() - blobs.keys(), nodes=nodes))
         structure = self._structure(nodes)
-        checkpoint_id = new_checkpoint_id()
+        checkpoint_id, self._first_id = self._first_id or new_checkpoint_id(), None
         pauses = tuple(pauses)
         record = {
             "format": FORMAT,
             "position": encode_position(pos),
             "nodes": structure,
             "pauses": encode_interrupts(pauses),
+            "origin": self.origin,
         }
         data = self.serializer.dumps(record, aad=aad(self.thread_id, checkpoint_id))
         row = CheckpointRow(

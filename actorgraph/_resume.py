@@ -154,6 +154,7 @@ class _Resumable:
             parent=loaded.row.checkpoint_id if loaded else None,
             stored=loaded.stored if loaded and known else (),
             source=source,
+            origin=loaded.origin if loaded else None,
         )
 
     def _existing(self) -> Loaded:
@@ -164,7 +165,7 @@ class _Resumable:
     def answer(self, command: Command) -> RunSetup:
         """Answer pending interrupts (and apply `Command(update=...)`), then continue."""
         loaded = self._existing()
-        answers: dict[str, Any] = {}
+        answers: dict[str, dict[str, Any]] = {}
         passed: frozenset[str] = frozenset()
         if command.resume is not UNSET:
             answers, passed = answers_for(loaded, command.resume)

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from actorgraph._errors import ActorGraphError, VertexActorDiedError, VertexTimeoutError
+from actorgraph._policy import RetryPolicy
 from actorgraph._spec import VertexSpec
-from actorgraph._types import ErrorInfo, RetryPolicy
+from actorgraph._types import ErrorInfo
 
 __all__ = ["AfterFailure", "after_failure", "backoff", "choose", "is_transient", "next_delay"]
 

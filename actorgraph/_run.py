@@ -22,16 +22,18 @@ from typing import Any
 
 import pykka
 
+from actorgraph._children import child_call
 from actorgraph._context import interrupt_id
 from actorgraph._emitter import Emitter
 from actorgraph._errors import MergeConflictError, RecursionLimitError, RunCancelledError, VertexTimeoutError
 from actorgraph._handle import raised_for, settle
 from actorgraph._messages import Done, Order, TimedOut
+from actorgraph._recorded import Keep, Rerun, again
 from actorgraph._results import RunResult
 from actorgraph._retry import after_failure
 from actorgraph._setup import Launch, RunSetup, Workers
 from actorgraph._superstep import commit, current_state, final_state, plan, waiting_joins
-from actorgraph._types import ErrorInfo, Interrupt, RunStatus, SuperstepState, Task, VertexResult
+from actorgraph._types import ErrorInfo, Handoff, Interrupt, RunStatus, SuperstepState, Task, VertexResult
 from actorgraph.events import (
     Custom,
     Interrupted,
@@ -78,6 +80,7 @@ class Run:
         self.cancel_event = launch.cancel  # read on every dispatch and settle
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
+        self.handoff: Handoff | None = None  # a subgraph's run that handed off to its parent
         self._outcome: RunResult[Any] | None = None
         self._error: BaseException | None = None
         self.supersteps = 0
@@ -197,26 +200,13 @@ class Run:
             else:
                 self._dispatch(task, 1)
             return
-        match old.status:
-            case "ok":
-                self.results[task.id] = old
-            case "error" if not old.handler and old.error and self.spec.vertices[task.vertex].on_error:
-                # the vertex's failure was final and its handler never finished: run the handler
-                self.handled.add(task.id)
-                self._dispatch(task, old.attempts, failure=old.error)
-            case "error":
-                self._dispatch(dataclasses.replace(task, resumes=old.resumes), 1)
-            case "interrupt" if old.interrupt is not None and old.interrupt.kind == "before":
-                if task.id in self.setup.passed:
-                    self._dispatch(task, 1)
-                else:
-                    self.results[task.id] = old
-            case _:
-                if task.id in self.setup.answers:
-                    resumes = (*old.resumes, self.setup.answers[task.id])
-                    self._dispatch(dataclasses.replace(task, resumes=resumes), 1)
-                else:
-                    self.results[task.id] = old
+        match again(self.spec, task, old, passed=self.setup.passed, answers=self.setup.answers):
+            case Keep(result=result):
+                self.results[task.id] = result
+            case Rerun(task=rerun, attempt=attempt, failure=failure, answers=answers):
+                if failure is not None:
+                    self.handled.add(task.id)
+                self._dispatch(rerun, attempt, failure=failure, answers=answers)
 
     def _breakpoint(self, task: Task) -> VertexResult:
         pending = Interrupt(
@@ -227,11 +217,20 @@ class Run:
         )
 
     def _dispatch(
-        self, task: Task, attempt: int, *, delay: float = 0.0, failure: ErrorInfo | None = None
+        self,
+        task: Task,
+        attempt: int,
+        *,
+        delay: float = 0.0,
+        failure: ErrorInfo | None = None,
+        answers: Mapping[str, Any] | None = None,
     ) -> None:
         token = next(_tokens)
         self.in_flight[token] = _Dispatched(task.id, attempt, failure)
         self.tasks[task.id] = task
+        child = None
+        if failure is None and self.spec.vertices[task.vertex].child is not None:
+            child = child_call(task, self.setup, self.recorder, self.env, self.events, answers=answers)
         order = Order(
             self.id,
             self.coordinator,  # type: ignore[arg-type]
@@ -241,6 +240,7 @@ class Run:
             self.env,
             self.cancel_event,
             failure,
+            child,
         )
         if delay > 0:  # a retry waiting out its backoff is a timer entry, not a busy actor
             self.workers.later(delay, lambda: self.workers.submit(order))
@@ -309,6 +309,13 @@ class Run:
         superstep = SuperstepState(step, {tid: self.results[tid] for tid in self.tasks})
         if any(r.status != "ok" for r in superstep.results.values()):
             self._pause(superstep)
+            return
+        handoff = next((r.handoff for r in superstep.results.values() if r.handoff is not None), None)
+        if handoff is not None:  # a subgraph's vertex leaves for the parent: this run ends here
+            if self.recorder is not None:
+                self.recorder.paused(self.pos, superstep, "done")
+            self.handoff = handoff
+            self._resolve("done", current_state(self.pos, self.spec.merge), ())
             return
         self.pos = commit(self.spec, self.pos, superstep)
         pauses = () if self.pos.done else self._pauses_after(superstep)

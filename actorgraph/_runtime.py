@@ -11,6 +11,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
+from actorgraph._children import ChildRunner, Launcher
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
 from actorgraph._handle import STOP_WAIT
@@ -31,7 +32,25 @@ class Runtime:
     to its vertex's pool, abandoning a stuck one, and calling back after a backoff.
     """
 
-    def __init__(self, spec: GraphSpec, clock: Clock | None, *, coordinators: int = 4) -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        clock: Clock | None,
+        *,
+        launcher: Launcher | None = None,
+        coordinators: int = 4,
+        shared: dict[int, Runtime] | None = None,
+    ) -> None:
+        """Prepare the actors of `spec` (started on demand).
+
+        Args:
+            spec: the graph.
+            clock: where retry backoff waits (None: the timer thread).
+            launcher: makes the launch of a subgraph's run (needed when `spec` has subgraphs).
+            coordinators: the most coordinator actors (each drives many runs).
+            shared: the runtimes of subgraphs already made, by spec: two vertices
+                running one subgraph share its actors and their bounds.
+        """
         self.spec = spec
         self._clock = clock
         self._lock = threading.Lock()
@@ -39,6 +58,18 @@ class Runtime:
         self.pools = {name: VertexPool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
         self.coordinators = CoordinatorPool(coordinators)
         self.closed = False
+        self.children: dict[str, ChildRunner] = {}
+        self._inner: list[Runtime] = []  # the subgraphs' runtimes this one made
+        shared = {} if shared is None else shared
+        for name, vertex in spec.vertices.items():
+            if vertex.child is None or launcher is None:
+                continue
+            inner = shared.get(id(vertex.child.spec))
+            if inner is None:
+                inner = Runtime(vertex.child.spec, clock, launcher=launcher, shared=shared)
+                shared[id(vertex.child.spec)] = inner
+                self._inner.append(inner)
+            self.children[name] = ChildRunner(spec, vertex, inner, launcher, self.timer)
 
     def timer(self) -> Timer:
         """The graph's timer thread, started on first use."""
@@ -48,11 +79,17 @@ class Runtime:
             return self._timer
 
     def submit(self, order: Order) -> None:
-        """Hand an attempt to an actor of its vertex."""
-        self.pools[order.task.vertex].submit(order)
+        """Hand an attempt to an actor of its vertex (a subgraph task: launch its subgraph's run)."""
+        if order.child is not None and order.failure is None:
+            self.children[order.task.vertex].start(order)
+        else:
+            self.pools[order.task.vertex].submit(order)
 
     def abandon(self, vertex: str, token: int) -> bool:
-        """Give up on the actor of `vertex` running `token` (it overran its timeout)."""
+        """Give up on the attempt `token` of `vertex` (it overran its timeout)."""
+        runner = self.children.get(vertex)
+        if runner is not None and runner.abandon(token):
+            return True
         return self.pools[vertex].abandon(token)
 
     def later(self, seconds: float, fn: Callable[[], None]) -> None:
@@ -97,7 +134,7 @@ class Runtime:
             timer = self._timer
         deadline = time.monotonic() + timeout
         threads = self.coordinators.stop()
-        actors = [(name, actor) for name, pool in self.pools.items() for actor in pool.stop()]
+        actors = self._stop_actors()
         threads.extend(a.thread for _, a in actors if a.thread is not None)
         _join(threads, min(deadline, time.monotonic() + _GRACE))
         busy = [(name, a) for name, a in actors if a.busy]
@@ -119,6 +156,20 @@ class Runtime:
                 log("warning", "stuck vertex actor", vertex=name, stack=_stack(actor.thread))
         if timer is not None:
             timer.close()
+
+    def _stop_actors(self, path: str = "") -> list[tuple[str, VertexActor]]:
+        """Stop the vertex actors of this graph and of its subgraphs; return them by vertex path."""
+        for runner in self.children.values():
+            runner.stop()
+        actors = [(path + name, actor) for name, pool in self.pools.items() for actor in pool.stop()]
+        for name, runner in self.children.items():
+            inner = runner.workers
+            if isinstance(inner, Runtime) and inner in self._inner and not inner.closed:
+                inner.closed = True
+                actors.extend(inner._stop_actors(f"{path}{name}/"))  # noqa: SLF001 - its own kind
+                if inner._timer is not None:  # noqa: SLF001
+                    inner._timer.close()  # noqa: SLF001
+        return actors
 
 
 class StuckVertexWarning(RuntimeWarning):

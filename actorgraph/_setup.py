@@ -22,7 +22,7 @@ from actorgraph._task import TaskEnv
 from actorgraph._types import Position, VertexResult
 from actorgraph.events import Listener
 
-__all__ = ["Breakpoints", "Launch", "RunSetup", "Workers"]
+__all__ = ["Breakpoints", "ChildCall", "Launch", "RunSetup", "Workers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,15 @@ class Breakpoints:
         """True when the run pauses after the superstep in which `vertex` ran."""
         return vertex in self.after or "*" in self.after
 
+    def inside(self, vertex: str) -> Breakpoints:
+        """The breakpoints of the subgraph of `vertex` (`research/fetch` -> `fetch`)."""
+        prefix = f"{vertex}/"
+
+        def within(names: frozenset[str]) -> frozenset[str]:
+            return frozenset(name.removeprefix(prefix) for name in names if name.startswith(prefix))
+
+        return Breakpoints(within(self.before), within(self.after))
+
 
 @dataclass(slots=True)
 class Launch:
@@ -53,6 +62,8 @@ class Launch:
         cancel: set when the run is cancelled.
         stopped: set once the coordinator has let go of the run.
         coordinator: the coordinator it was given to.
+        nested: a subgraph's run, launched by its parent's run on the parent's coordinator.
+        run: the run, once built.
     """
 
     run_id: str
@@ -61,6 +72,8 @@ class Launch:
     cancel: Cancellation = field(default_factory=Cancellation)
     stopped: Future[None] = field(default_factory=Future)
     coordinator: Any = None
+    nested: bool = False
+    run: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +93,8 @@ class RunSetup:
         answers: resume values for interrupted tasks, by task id.
         passed: task ids whose `interrupt_before` breakpoint is passed.
         record_start: write the starting position as a checkpoint first.
+        nested: a subgraph's run (it may hand off to its parent with `Command(graph=PARENT)`).
+        namespace: a subgraph's run's namespace ("" for a top-level run).
     """
 
     run_id: str
@@ -91,9 +106,42 @@ class RunSetup:
     listeners: tuple[Listener, ...] = ()
     recorder: Recorder | None = None
     pending: Mapping[str, VertexResult] = field(default_factory=dict)
-    answers: Mapping[str, Any] = field(default_factory=dict)
+    answers: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     passed: frozenset[str] = frozenset()
     record_start: bool = False
+    nested: bool = False
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ChildCall:
+    """What a subgraph task's run starts with, besides its input: made by the parent's run.
+
+    Attributes:
+        path: the vertex path from the top graph (`research`, `team/research`),
+            which prefixes the subgraph's errors and interrupts.
+        namespace: the run's namespace (`research@2~1a2b3c4d`, nested ones joined by `|`).
+        thread_id: the subgraph run's thread (`parent|namespace`), or None when
+            the parent keeps no checkpoints.
+        store: the parent's checkpointer, or None.
+        durability: the parent's durability.
+        context: the parent run's `context`.
+        recursion_limit: the parent run's recursion limit.
+        breakpoints: the breakpoints inside the subgraph (`research/fetch` -> `fetch`).
+        listeners: the parent's listeners, tagging events with `namespace`.
+        answers: interrupt id -> answer, for the subgraph's pending interrupts.
+    """
+
+    path: str
+    namespace: str
+    thread_id: str | None
+    store: Any
+    durability: Any
+    context: Any
+    recursion_limit: int
+    breakpoints: Breakpoints
+    listeners: tuple[Listener, ...]
+    answers: Mapping[str, Any] | None = None
 
 
 class Workers(Protocol):

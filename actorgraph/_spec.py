@@ -10,10 +10,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from actorgraph._policy import RetryPolicy
 from actorgraph._schema import Schema
-from actorgraph._types import Merge, RetryPolicy
+from actorgraph._types import Merge
 
-__all__ = ["GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+__all__ = ["ChildSpec", "GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSpec:
+    """A subgraph vertex's graph, and how its state maps to the parent's.
+
+    Attributes:
+        spec: the subgraph.
+        input: parent state -> the subgraph's input, or None (the task's input as it is).
+        output: the subgraph's final state -> what the vertex returns, or None (as it is).
+        checkpointer: the checkpointer the subgraph was compiled with, if any
+            (it must be the parent's: a subgraph's runs are kept in the parent's threads).
+    """
+
+    spec: GraphSpec
+    input: Callable[[Any], Any] | None = None
+    output: Callable[[Any], Any] | None = None
+    checkpointer: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +49,7 @@ class VertexSpec:
         concurrency: the most actors this vertex runs at once.
         on_error: `handler(state, error)` run after the retries are spent, or None.
         returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
+        child: for a subgraph vertex, its graph (then `fn` is never called).
     """
 
     name: str
@@ -41,6 +61,7 @@ class VertexSpec:
     concurrency: int
     on_error: Callable[..., Any] | None
     returns: str
+    child: ChildSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,11 +22,22 @@ from actorgraph._errors import InvalidUpdateError, RoutingError
 from actorgraph._lineage import distinct, merge_located
 from actorgraph._routing import route
 from actorgraph._spec import GraphSpec, VertexSpec
-from actorgraph._types import UNSET, Command, ErrorInfo, Interrupt, Node, Send, Task, VertexResult
+from actorgraph._types import (
+    PARENT,
+    UNSET,
+    Command,
+    ErrorInfo,
+    Handoff,
+    Interrupt,
+    Node,
+    Send,
+    Task,
+    VertexResult,
+)
 from actorgraph._update import apply_update
 from actorgraph.merge import has_keys, works_by_key
 
-__all__ = ["TaskEnv", "input_node", "run_attempt"]
+__all__ = ["Attempt", "TaskEnv", "input_node", "run_attempt", "succeeded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +53,7 @@ class TaskEnv:
         now: the wall clock, for the result's timestamps.
         encode: with a checkpointer, `encode(node_id, result)` serializes the
             states a task made (on the vertex's thread); None otherwise.
+        nested: the run is a subgraph's (`Command(graph=PARENT)` is allowed).
     """
 
     node_prefix: str
@@ -51,6 +63,7 @@ class TaskEnv:
     now: Callable[[], float] = time.time
     encode: Callable[[str, VertexResult], Mapping[str, bytes]] | None = None
     listen: Callable[[Any], None] | None = None
+    nested: bool = False
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -74,7 +87,7 @@ def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
 
 
 @dataclass(frozen=True, slots=True)
-class _Attempt:
+class Attempt:
     """Who is running: the task, the attempt number, when it started, its run."""
 
     task: Task
@@ -136,7 +149,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
     """
-    at = _Attempt(task, attempt, env.now(), env)
+    at = Attempt(task, attempt, env.now(), env)
     vertex = spec.vertices[task.vertex]
     node_id = f"{env.node_prefix}{task.step}:{task.id}"
     try:
@@ -154,7 +167,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
             returned = run_async(returned)
         if scope.pending is not None:  # the vertex swallowed its own interrupt
             return at.paused(scope.pending)
-        return _succeeded(spec, at, node_in, returned, ctx=ctx, node_id=node_id)
+        return succeeded(spec, at, node_in, returned, ctx=ctx, node_id=node_id)
     except InterruptSignal as signal:
         return at.paused(signal.pending)
     except (RoutingError, InvalidUpdateError) as exc:
@@ -165,16 +178,41 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         current_scope.reset(token)
 
 
-def _succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returned
-    spec: GraphSpec, at: _Attempt, node_in: Node, returned: Any, *, ctx: Context[Any], node_id: str
+def succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returned
+    spec: GraphSpec, at: Attempt, node_in: Node, returned: Any, *, ctx: Context[Any] | None, node_id: str
 ) -> VertexResult:
-    """The `ok` outcome: the new version, routed."""
+    """The `ok` outcome of what a vertex returned: the new version, routed.
+
+    Raises:
+        InvalidUpdateError: what it returned is not a state, an update or a `Command` that fits.
+        RoutingError: a router or a goto failed.
+    """
     task = at.task
+    if isinstance(returned, Command) and returned.graph is not None:
+        return _handed_off(at, node_in, returned)
     node_out, goto = _interpret(spec, task, node_in, node_id, returned)
     outbox = route(
         spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
     )
-    return at.result("ok", state=node_out.state, outbox=outbox, value=ctx.value, node=node_out)
+    value = ctx.value if ctx is not None else task.value
+    return at.result("ok", state=node_out.state, outbox=outbox, value=value, node=node_out)
+
+
+def _handed_off(at: Attempt, node_in: Node, command: Command) -> VertexResult:
+    """A subgraph task leaving for its parent graph: no message here, a `Handoff` for the parent."""
+    who = f"vertex {at.task.vertex!r}"
+    if command.graph != PARENT:
+        msg = f"{who} returned Command(graph={command.graph!r}); the only graph to name is PARENT"
+        raise InvalidUpdateError(msg)
+    if not at.env.nested:
+        msg = f"{who} returned Command(graph=PARENT), but its graph is not a subgraph: there is no parent"
+        raise InvalidUpdateError(msg)
+    goto = (command.goto,) if isinstance(command.goto, (str, Send)) else tuple(command.goto)
+    if not all(isinstance(target, str) for target in goto):
+        msg = f"{who} returned Command(graph=PARENT) with a Send; route to the parent's vertices by name"
+        raise InvalidUpdateError(msg)
+    handoff = Handoff(copy_state(command.update) if command.update is not None else None, goto)  # type: ignore[arg-type]
+    return at.result("ok", state=node_in.state, handoff=handoff, node=node_in)
 
 
 def _context(task: Task, attempt: int, env: TaskEnv) -> Context[Any]:

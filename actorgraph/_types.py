@@ -11,18 +11,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
-from actorgraph._errors import ConfigError, RecordedError
+from actorgraph._errors import RecordedError
 
 __all__ = [
     "END",
+    "NS",
+    "PARENT",
     "START",
     "Command",
     "ErrorInfo",
+    "Handoff",
     "Interrupt",
     "Message",
     "Node",
     "Position",
-    "RetryPolicy",
     "Send",
     "SuperstepState",
     "Task",
@@ -35,6 +37,12 @@ START: Final = "__start__"
 
 END: Final = "__end__"
 """The pseudo-vertex a finished branch goes to: `add_edge("last", END)`."""
+
+PARENT: Final = "__parent__"
+"""`Command(goto=..., graph=PARENT)` from a vertex of a subgraph routes in the parent graph."""
+
+NS: Final = "|"
+"""Separates a thread from the namespace of a subgraph's run (`thread|research@2~1a2b3c4d`)."""
 
 Merge: TypeAlias = Callable[[Any, Sequence[Any]], Any]
 """The merge signature: `merge(base, states) -> state` (see `actorgraph.merge`)."""
@@ -172,15 +180,31 @@ class Command:
     """What a vertex may return instead of a state, or what `invoke` may take.
 
     Attributes:
-        update: from a vertex, keys shallow-updated into the input state; with
-            `resume`, a state update applied before the run continues.
+        update: an update (some keys, applied through the reducers) to the
+            vertex's input; as `invoke` input, to the thread's state.
         goto: vertex name(s) or `Send`(s) to route to, besides the static edges.
         resume: the answer(s) to pending interrupts when passed to `invoke`.
+        graph: `PARENT` to leave a subgraph: the subgraph's run ends, and its
+            vertex in the parent graph applies `update` and routes to `goto`.
     """
 
     update: Any = None
     goto: str | Send | Sequence[str | Send] = ()
     resume: Any = UNSET
+    graph: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """A subgraph task's `Command(graph=PARENT)`: what its vertex in the parent applies and where it routes.
+
+    Attributes:
+        update: an update to the parent task's input state, or None.
+        goto: the vertices of the parent graph to route to.
+    """
+
+    update: Any
+    goto: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +278,9 @@ class VertexResult:
         resumes: the answers to this task's interrupts received so far, in order.
         started_at: wall-clock seconds when the first attempt started.
         finished_at: wall-clock seconds when the last attempt ended.
+        nested: for a subgraph task paused in its subgraph: every interrupt the
+            subgraph waits for, named by path (`research/ask`).
+        handoff: for a task of a subgraph that returned `Command(graph=PARENT)`.
         handler: True when the vertex's `on_error` handler produced this outcome
             (`error` then keeps the failure it handled).
         node: the new state's lineage version (the engine's bookkeeping).
@@ -273,6 +300,8 @@ class VertexResult:
     started_at: float = 0.0
     finished_at: float = 0.0
     handler: bool = False
+    nested: tuple[Interrupt, ...] = ()
+    handoff: Handoff | None = None
     node: Node | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -341,41 +370,3 @@ class Task:
     inputs: tuple[Message, ...]
     value: Any = None
     resumes: tuple[Any, ...] = ()
-
-
-RetryOn: TypeAlias = "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """How often, and after how long, a failed task is tried again.
-
-    Attributes:
-        max_attempts: attempts in all, the first included.
-        initial_interval: seconds before the second attempt.
-        backoff_factor: each further wait is this many times longer.
-        max_interval: the longest wait.
-        jitter: add up to 25% random extra to each wait.
-        retry_on: an exception class, a tuple of them, or a predicate; None means
-            transient errors (connection errors, timeouts, errors carrying a 5xx
-            status) and never programming errors.
-    """
-
-    max_attempts: int = 3
-    initial_interval: float = 0.5
-    backoff_factor: float = 2.0
-    max_interval: float = 128.0
-    jitter: bool = True
-    retry_on: Any = None
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            msg = f"RetryPolicy(max_attempts={self.max_attempts}): use at least 1"
-            raise ConfigError(msg)
-        if self.initial_interval < 0 or self.max_interval < 0 or self.backoff_factor < 1:
-            msg = (
-                "RetryPolicy intervals must be >= 0 and backoff_factor >= 1, got "
-                f"initial_interval={self.initial_interval}, max_interval={self.max_interval}, "
-                f"backoff_factor={self.backoff_factor}"
-            )
-            raise ConfigError(msg)

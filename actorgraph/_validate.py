@@ -8,7 +8,7 @@ from typing import Any
 from actorgraph._builder import GraphBuilder, check_handler, takes_ctx
 from actorgraph._errors import GraphValidationError
 from actorgraph._schema import Schema
-from actorgraph._spec import GraphSpec, JoinSpec, RouterSpec, VertexSpec
+from actorgraph._spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexSpec
 from actorgraph._types import END, START
 from actorgraph.merge import Merge, by_key, three_way
 
@@ -19,8 +19,13 @@ class GraphValidationWarning(UserWarning):
     """A graph compiles, but something in it looks unintended."""
 
 
-def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
-    """Check the whole graph and freeze it.
+def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...] = ()) -> GraphSpec:
+    """Check the whole graph, and its subgraphs, and freeze it.
+
+    Args:
+        graph: the graph.
+        within: the graphs it is a subgraph of (outermost first), to refuse a
+            graph that contains itself.
 
     Raises:
         GraphValidationError: naming the offending vertex or edge.
@@ -48,13 +53,12 @@ def build_spec(graph: GraphBuilder[Any]) -> GraphSpec:
     schema = Schema(graph.state) if graph.state is not None else None
     return GraphSpec(
         name=graph.name,
-        vertices={name: _vertex_spec(v, graph) for name, v in vertices.items()},
+        vertices={name: _vertex_spec(v, graph, (*within, graph)) for name, v in vertices.items()},
         edges={k: tuple(v) for k, v in edges.items()},
         routers={k: tuple(v) for k, v in routers.items()},
         joins=tuple(joins),
         joins_from={k: tuple(v) for k, v in joins_from.items()},
-        merge=graph.merge
-        or (by_key(schema.reducers) if schema is not None and schema.reducers else three_way),
+        merge=graph.merge or _declared_merge(schema),
         schema=schema,
     )
 
@@ -118,20 +122,42 @@ def _routers(graph: GraphBuilder[Any], names: _Names) -> dict[str, list[RouterSp
     return routers
 
 
-def _vertex_spec(v: Any, graph: GraphBuilder[Any]) -> VertexSpec:
+def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[Any], ...]) -> VertexSpec:
     if v.on_error is not None:
         check_handler(v.on_error, f"the on_error handler of vertex {v.name!r}")
+    child = _child_spec(v, within) if v.child is not None else None
     return VertexSpec(
         name=v.name,
-        fn=v.fn,
-        takes_ctx=takes_ctx(v.fn, f"vertex {v.name!r}"),
+        fn=_never_called if child is not None else v.fn,
+        takes_ctx=child is None and takes_ctx(v.fn, f"vertex {v.name!r}"),
         retry=v.retry if v.retry is not None else graph.retry,
         timeout=v.timeout,
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
         returns=v.returns or graph.returns,
+        child=child,
     )
+
+
+def _child_spec(v: Any, within: tuple[GraphBuilder[Any], ...]) -> ChildSpec:
+    """The subgraph of vertex `v`, checked (a `Graph` is compiled here; a `CompiledGraph` already was)."""
+    child = v.child
+    if isinstance(child, GraphBuilder):
+        if any(child is outer for outer in within):
+            path = " -> ".join(g.name for g in (*within, child))
+            msg = (
+                f"vertex {v.name!r} runs graph {child.name!r}, which contains it ({path}): "
+                "a graph cannot contain itself; give the inner run a graph of its own"
+            )
+            raise GraphValidationError(msg)
+        return ChildSpec(build_spec(child, within=within), v.input, v.output, None)
+    return ChildSpec(child.spec, v.input, v.output, child.checkpointer)
+
+
+def _never_called(state: Any) -> Any:  # noqa: ARG001 - a subgraph vertex's task runs its subgraph instead
+    msg = "a subgraph vertex's function is never called"
+    raise GraphValidationError(msg)
 
 
 def _check_exits(

@@ -9,7 +9,7 @@ give it a `kinds` attribute (a set of event classes) to receive only those.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from actorgraph._types import ErrorInfo, Interrupt, VertexResult
@@ -41,11 +41,14 @@ class Event:
         run_id: the invoke's id.
         thread_id: the thread, or None.
         step: the superstep it belongs to.
+        namespace: "" for the run itself; for a run of a subgraph inside it, the
+            subgraph's namespace (`research@2~1a2b3c4d`, nested ones joined by `|`).
     """
 
     run_id: str
     thread_id: str | None
     step: int
+    namespace: str = field(default="", kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)

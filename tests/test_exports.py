@@ -128,7 +128,7 @@ def test_only_public_modules_have_public_names() -> None:
 # -- layering ------------------------------------------------------------------------------------
 
 LAYERS: dict[str, list[str]] = {
-    "records": ["_types", "_results", "_errors", "_schema", "_spec", "events"],
+    "records": ["_types", "_policy", "_results", "_errors", "_schema", "_spec", "events"],
     "pure logic": [
         "_fields",
         "merge",
@@ -138,6 +138,8 @@ LAYERS: dict[str, list[str]] = {
         "_routing",
         "_task",
         "_retry",
+        "_recorded",
+        "_subtask",
         "_copy",
         "_context",
         "_clock",
@@ -154,6 +156,7 @@ LAYERS: dict[str, list[str]] = {
         "_timer",
         "_recorder",
         "_setup",
+        "_children",
         "_run",
         "_coordinator",
         "_runtime",

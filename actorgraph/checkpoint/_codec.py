@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from actorgraph._errors import SerializationError
-from actorgraph._types import ErrorInfo, Interrupt, Message, Node, Position, VertexResult
+from actorgraph._types import ErrorInfo, Handoff, Interrupt, Message, Node, Position, VertexResult
 
 __all__ = [
     "FORMAT",
@@ -198,6 +198,8 @@ def encode_result(r: VertexResult) -> dict[str, Any]:
         "started_at": r.started_at,
         "finished_at": r.finished_at,
         "handler": r.handler,
+        **({"nested": [_interrupt(i) for i in r.nested]} if r.nested else {}),
+        **({"handoff": [r.handoff.update, list(r.handoff.goto)]} if r.handoff is not None else {}),
     }
 
 
@@ -228,6 +230,8 @@ def decode_result(rec: Mapping[str, Any], nodes: Mapping[str, Node]) -> VertexRe
         started_at=rec["started_at"],
         finished_at=rec["finished_at"],
         handler=rec.get("handler", False),
+        nested=tuple(i for i in map(_interrupt_back, rec.get("nested", ())) if i is not None),
+        handoff=Handoff(rec["handoff"][0], tuple(rec["handoff"][1])) if "handoff" in rec else None,
         node=node,
     )
 

@@ -44,6 +44,8 @@ class Loaded:
         pauses: `interrupt_after` breakpoints waiting to be passed.
         stored: ids of every blob in the store that this checkpoint knows of, with
             each version's parts.
+        origin: the checkpoint that began this line of the thread's history (a
+            new input or a fork); names the runs of its subgraphs.
     """
 
     row: CheckpointRow
@@ -51,6 +53,7 @@ class Loaded:
     pending: dict[str, VertexResult]
     pauses: tuple[Interrupt, ...]
     stored: Stored
+    origin: str
 
     @property
     def superstep(self) -> SuperstepState:
@@ -59,8 +62,11 @@ class Loaded:
 
     @property
     def interrupts(self) -> tuple[Interrupt, ...]:
-        """Every interrupt waiting for an answer (vertex interrupts and breakpoints)."""
-        waiting = [r.interrupt for r in self.pending.values() if r.status == "interrupt" and r.interrupt]
+        """Every interrupt waiting for an answer (vertex interrupts, subgraphs' and breakpoints)."""
+        waiting: list[Interrupt] = []
+        for r in self.pending.values():
+            if r.status == "interrupt":
+                waiting.extend(r.nested or ((r.interrupt,) if r.interrupt else ()))
         return (*waiting, *self.pauses)
 
 
@@ -102,7 +108,7 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         raise damaged(what, str(exc)) from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # a shape the checks let through
         raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
-    return Loaded(row, position, pending, pauses, blobs)
+    return Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
 
 
 def _checked(record: Any, what: str, check: Any) -> int:

@@ -126,7 +126,9 @@ _POSITION = _fields(
         "values": _DICT,
     }
 )
-_CHECKPOINT = _fields({"position": _POSITION, "nodes": _NODES}, {"pauses": _list_of(_INTERRUPT)})
+_CHECKPOINT = _fields(
+    {"position": _POSITION, "nodes": _NODES}, {"pauses": _list_of(_INTERRUPT), "origin": _STR}
+)
 _RESULT = _fields(
     {
         "task_id": _STR,
@@ -143,7 +145,11 @@ _RESULT = _fields(
         "started_at": _NUMBER,
         "finished_at": _NUMBER,
     },
-    {"handler": _BOOL},
+    {
+        "handler": _BOOL,
+        "nested": _list_of(_INTERRUPT),
+        "handoff": _row(_any, _list_of(_STR)),
+    },
 )
 _WRITE = _fields({"result": _RESULT, "nodes": _NODES})
 

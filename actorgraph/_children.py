@@ -26,7 +26,7 @@ from actorgraph._errors import ActorGraphError, RunCancelledError
 from actorgraph._messages import CancelRun, Done, Order, StartRun, TimedOut
 from actorgraph._recorder import Recorder
 from actorgraph._setup import ChildCall, Launch, RunSetup, Workers
-from actorgraph._spec import GraphSpec, VertexSpec
+from actorgraph._spec import ChildSpec, GraphSpec, VertexSpec
 from actorgraph._subtask import child_failed, child_finished, child_input, child_paused, namespace_of
 from actorgraph._task import Attempt, TaskEnv
 from actorgraph._timer import Timer
@@ -164,11 +164,12 @@ class ChildRunner:
 
 def child_call(  # noqa: PLR0913 - what of the parent's run the subgraph's run starts with
     task: Task,
+    child: ChildSpec,
     setup: RunSetup,
+    *,
     recorder: Recorder | None,
     env: TaskEnv,
     events: Emitter,
-    *,
     answers: Mapping[str, Any] | None,
 ) -> ChildCall:
     """How the run of a subgraph task's subgraph starts: named, stored and watched under its parent's."""
@@ -176,14 +177,13 @@ def child_call(  # noqa: PLR0913 - what of the parent's run the subgraph's run s
     namespace = f"{setup.namespace}{NS}{name}" if setup.namespace else name
     recorded = recorder is not None and setup.thread_id is not None
     return ChildCall(
-        path=task.vertex,
         namespace=namespace,
         thread_id=f"{setup.thread_id}{NS}{name}" if recorded else None,
         store=recorder.checkpointer if recorder is not None else None,
         durability=recorder.durability if recorder is not None else "sync",
         context=env.context,
         recursion_limit=setup.recursion_limit,
-        breakpoints=setup.breakpoints.inside(task.vertex),
+        breakpoints=setup.breakpoints.inside(task.vertex, child),
         listeners=events.nested(namespace),
         answers=answers,
     )

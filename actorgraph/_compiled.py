@@ -16,6 +16,7 @@ from actorgraph._errors import ActorGraphError, RunTimeoutError
 from actorgraph._handle import RunHandle
 from actorgraph._history import History
 from actorgraph._inputs import input_state
+from actorgraph._nesting import launch_child
 from actorgraph._request import GraphSettings, RunKeywords, RunRequest
 from actorgraph._results import RunResult, Snapshot
 from actorgraph._resume import new_run_id, prepare
@@ -44,7 +45,7 @@ class CompiledGraph(Generic[S]):
         self.checkpointer = settings.checkpointer
         self._settings = settings
         self._threads = History(settings.spec, settings.checkpointer)
-        self._runtime = Runtime(settings.spec, clock)
+        self._runtime = Runtime(settings.spec, clock, launcher=launch_child)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property
@@ -120,6 +121,7 @@ class CompiledGraph(Generic[S]):
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
         mode: str | Sequence[str] = "values",
+        subgraphs: bool = False,
         **run: Unpack[RunKeywords],
     ) -> Iterator[Any]:
         """Run the graph and yield what happens, as it happens.
@@ -131,6 +133,9 @@ class CompiledGraph(Generic[S]):
                 state}` for each finished task), "events" (every event record),
                 "custom" (what vertices send with `ctx.emit`); a list of modes
                 yields `(mode, item)` pairs.
+            subgraphs: yield the items of subgraphs' runs too, each tagged with
+                its namespace as a tuple: `(namespace, item)`, or `(namespace, mode,
+                item)` with a list of modes (`()` is the run itself).
             **run: as for `invoke`.
 
         Yields:
@@ -138,7 +143,11 @@ class CompiledGraph(Generic[S]):
             a failed run raises its error after its last item.
         """
         settings = self._settings
-        return stream_items(lambda sink: self._start(input, RunRequest.of(settings, run, sink=sink)), mode)
+        return stream_items(
+            lambda sink: self._start(input, RunRequest.of(settings, run, sink=sink)),
+            mode,
+            subgraphs=subgraphs,
+        )
 
     async def astart(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
         """`start` for async code (it never blocks the event loop)."""
@@ -160,6 +169,7 @@ class CompiledGraph(Generic[S]):
         input: Any,  # noqa: A002 - LangGraph's name for it
         *,
         mode: str | Sequence[str] = "values",
+        subgraphs: bool = False,
         **run: Unpack[RunKeywords],
     ) -> AsyncIterator[Any]:
         """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
@@ -167,7 +177,7 @@ class CompiledGraph(Generic[S]):
         def start(sink: Listener) -> RunHandle[S]:
             return self._start(input, RunRequest.of(self._settings, run, sink=sink))
 
-        async for item in astream_items(start, mode):
+        async for item in astream_items(start, mode, subgraphs=subgraphs):
             yield item
 
     # -- pictures --------------------------------------------------------------------------
@@ -186,19 +196,47 @@ class CompiledGraph(Generic[S]):
 
     # -- threads -------------------------------------------------------------------------
 
-    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Snapshot[S]:
+    def get_state(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        subgraphs: bool = False,
+        namespace: str | None = None,
+    ) -> Snapshot[S]:
         """The thread's state at its newest checkpoint (or at `checkpoint_id`).
 
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a checkpoint of it (default: the newest).
+            subgraphs: include the snapshots of the runs of the next superstep's
+                subgraph tasks in `Snapshot.subgraphs`, by namespace, nested ones inside.
+            namespace: the state of a subgraph's run instead (`research@2~1a2b3c4d`,
+                nested ones joined by `|`); `checkpoint_id` is then one of its checkpoints.
+
         Raises:
-            ThreadNotFoundError: the thread (or checkpoint) has no stored checkpoint.
+            ThreadNotFoundError: the thread (checkpoint, or subgraph run) has no stored checkpoint.
         """
-        return self._threads.get_state(thread_id, checkpoint_id)
+        return self._threads.get_state(thread_id, checkpoint_id, subgraphs=subgraphs, namespace=namespace)
 
     def get_history(
-        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: str | None = None,
+        namespace: str | None = None,
     ) -> list[Snapshot[S]]:
-        """The thread's snapshots, newest first (at most `limit`, older than `before`)."""
-        return self._threads.get_history(thread_id, limit=limit, before=before)
+        """The thread's snapshots, newest first (at most `limit`, older than `before`).
+
+        With `namespace`, the history of that subgraph's run in the thread (its
+        namespaces are the keys of `get_state(thread_id, subgraphs=True).subgraphs`).
+
+        Raises:
+            ThreadNotFoundError: the thread has no subgraph run `namespace` (the
+                message lists the ones it has).
+        """
+        return self._threads.get_history(thread_id, limit=limit, before=before, namespace=namespace)
 
     def update_state(
         self,

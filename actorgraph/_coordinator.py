@@ -88,7 +88,7 @@ class CoordinatorActor(pykka.ThreadingActor):
             run = launch.build(launch)
         except Exception as exc:  # noqa: BLE001 - a bad input or an unreadable thread is this run's error
             settle(launch.future, error=exc)
-            self.pool.release(self)
+            self._release(launch)
             _stopped(launch)
             return
         self.runs[run.id] = run
@@ -113,9 +113,14 @@ class CoordinatorActor(pykka.ThreadingActor):
             run.crash(exc)
         if run.closed:
             del self.runs[run_id]
-            self.pool.release(self)
+            self._release(run.launch)
             _stopped(run.launch)
             run.deliver()
+
+    def _release(self, launch: Launch) -> None:
+        """A run ended here: one fewer for the pool to count (a subgraph's run was never counted)."""
+        if not launch.nested:
+            self.pool.release(self)
 
 
 def _stopped(launch: Launch) -> None:

@@ -124,6 +124,7 @@ def log_entry(event: Event) -> tuple[int, str]:
 def log_fields(event: Event) -> dict[str, Any]:
     """The structured fields of an event's log record."""
     fields: dict[str, Any] = {"run_id": event.run_id, "thread_id": event.thread_id, "step": event.step}
+    fields.update({"namespace": event.namespace} if event.namespace else {})
     match event:
         case TaskFinished(result=r):
             fields.update(vertex=r.vertex, task_id=r.task_id, attempt=r.attempts, status=r.status)

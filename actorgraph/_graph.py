@@ -9,7 +9,7 @@ from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
 from actorgraph._request import GraphSettings, check_durability, resolve_breakpoints
-from actorgraph._validate import build_spec
+from actorgraph._validate import build_spec, check_child_checkpointers
 from actorgraph.checkpoint._protocol import Checkpointer
 from actorgraph.events import Listener
 
@@ -62,6 +62,7 @@ class Graph(GraphBuilder[S]):
             GraphValidationError: naming the offending vertex or edge.
         """
         spec = build_spec(self)
+        check_child_checkpointers(spec, checkpointer)
         settings = GraphSettings(
             spec,
             checkpointer,

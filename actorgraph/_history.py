@@ -13,8 +13,9 @@ from actorgraph._recorder import Recorder
 from actorgraph._results import Snapshot
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._spec import GraphSpec
-from actorgraph._superstep import deliver_as, initial, replace_state, state_of, status_of
-from actorgraph._types import END, START, ErrorInfo, Message, Node, Position
+from actorgraph._subtask import namespace_of
+from actorgraph._superstep import deliver_as, initial, plan, replace_state, state_of, status_of
+from actorgraph._types import END, NS, START, ErrorInfo, Message, Node, Position
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
 
@@ -23,8 +24,10 @@ __all__ = ["History", "snapshot"]
 _SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
 
 
-def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
-    """The `Snapshot` of a loaded checkpoint."""
+def snapshot(
+    spec: GraphSpec, loaded: Loaded, subgraphs: dict[str, Snapshot[Any]] | None = None
+) -> Snapshot[Any]:
+    """The `Snapshot` of a loaded checkpoint (with the snapshots of its subgraphs' runs, if given)."""
     pos = loaded.position
     superstep = loaded.superstep
     row = loaded.row
@@ -47,6 +50,7 @@ def snapshot(spec: GraphSpec, loaded: Loaded) -> Snapshot[Any]:
         thread_id=row.thread_id,
         source=row.source,
         error=error,
+        subgraphs=subgraphs or {},
     )
 
 
@@ -71,32 +75,122 @@ class History:
             raise ThreadNotFoundError(msg)
         return loaded
 
-    def get_state(self, thread_id: str, checkpoint_id: str | None = None) -> Snapshot[Any]:
-        """The snapshot at the head (or at `checkpoint_id`)."""
-        return snapshot(self.spec, self._load(thread_id, checkpoint_id))
+    def get_state(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        subgraphs: bool = False,
+        namespace: str | None = None,
+    ) -> Snapshot[Any]:
+        """The snapshot at the head (or at `checkpoint_id`), of a subgraph's run if `namespace` is given."""
+        spec, thread = self._within(thread_id, namespace)
+        return self._snapshot(spec, thread, self._load(thread, checkpoint_id), subgraphs=subgraphs)
 
     def get_history(
-        self, thread_id: str, *, limit: int | None = None, before: str | None = None
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: str | None = None,
+        namespace: str | None = None,
     ) -> list[Snapshot[Any]]:
-        """Snapshots of the thread's checkpoints, newest first."""
-        rows = self._store().history(thread_id, limit=limit, before=before)
-        return [self.get_state(thread_id, row.checkpoint_id) for row in rows]
+        """Snapshots of the thread's checkpoints (or of a subgraph's run's), newest first."""
+        spec, thread = self._within(thread_id, namespace)
+        rows = self._store().history(thread, limit=limit, before=before)
+        return [self._snapshot(spec, thread, self._load(thread, row.checkpoint_id)) for row in rows]
 
-    def statuses(self, thread_id: str) -> dict[str, str]:
-        """Each vertex's last status in the thread: ok, error, interrupt, or pending (about to run)."""
-        history = self.get_history(thread_id)
+    def _snapshot(
+        self, spec: GraphSpec, thread_id: str, loaded: Loaded, *, subgraphs: bool = False
+    ) -> Snapshot[Any]:
+        if not subgraphs:
+            return snapshot(spec, loaded)
+        inner = {
+            namespace: self._snapshot(
+                child,
+                f"{thread_id}{NS}{namespace}",
+                self._load(f"{thread_id}{NS}{namespace}", None),
+                subgraphs=True,
+            )
+            for namespace, child in self._children(spec, thread_id, loaded)
+        }
+        return snapshot(spec, loaded, inner)
+
+    def _within(self, thread_id: str, namespace: str | None) -> tuple[GraphSpec, str]:
+        """The graph and the thread of the subgraph run `namespace` of `thread_id` (or of the thread).
+
+        Raises:
+            ThreadNotFoundError: no subgraph run of that name in the thread.
+        """
+        if not namespace:
+            return self.spec, thread_id
+        spec: GraphSpec | None = self.spec
+        for name in namespace.split(NS):
+            vertex = spec.vertices.get(name.split("@")[0].split(":")[0]) if spec is not None else None
+            spec = vertex.child.spec if vertex is not None and vertex.child is not None else None
+        thread = f"{thread_id}{NS}{namespace}"
+        if spec is None or self._store().get(thread) is None:
+            known = self._namespaces(thread_id)
+            msg = (
+                f"thread {thread_id!r} has no subgraph run {namespace!r}; "
+                f"its subgraph runs: {', '.join(known) if known else 'none'} (Snapshot.subgraphs "
+                "of get_state(thread_id, subgraphs=True) names them)"
+            )
+            raise ThreadNotFoundError(msg)
+        return spec, thread
+
+    def _namespaces(self, thread_id: str) -> list[str]:
+        """The namespaces of every subgraph run of `thread_id`, nested ones too, newest first."""
+        found: list[str] = []
+
+        def walk(spec: GraphSpec, thread: str, prefix: str) -> None:
+            for row in self._store().history(thread):
+                loaded = self._load(thread, row.checkpoint_id)
+                for namespace, child in self._children(spec, thread, loaded):
+                    if prefix + namespace not in found:
+                        found.append(prefix + namespace)
+                        walk(child, f"{thread}{NS}{namespace}", prefix + namespace + NS)
+
+        walk(self.spec, thread_id, "")
+        return found
+
+    def _children(self, spec: GraphSpec, thread: str, loaded: Loaded) -> list[tuple[str, GraphSpec]]:
+        """The subgraph runs of the superstep after `loaded` that have a checkpoint: (namespace, graph)."""
+        out = []
+        for task in plan(loaded.position):
+            vertex = spec.vertices.get(task.vertex)
+            if vertex is not None and vertex.child is not None:
+                namespace = namespace_of(task, loaded.origin)
+                if self._store().get(f"{thread}{NS}{namespace}") is not None:
+                    out.append((namespace, vertex.child.spec))
+        return out
+
+    def statuses(self, thread_id: str, spec: GraphSpec | None = None) -> dict[str, str]:
+        """Each vertex's last status in the thread: ok, error, interrupt, or pending (about to run).
+
+        The vertices inside subgraphs are listed by path (`research/fetch`), with
+        their statuses in the newest run of that subgraph.
+        """
+        spec = spec or self.spec
         out: dict[str, str] = {}
-        for index, snap in enumerate(history):
+        for index, row in enumerate(self._store().history(thread_id)):
+            loaded = self._load(thread_id, row.checkpoint_id)
             latest: dict[str, str] = {}
-            for result in snap.superstep.results.values():
+            for result in loaded.pending.values():
                 previous = latest.get(result.vertex)
                 if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
                     latest[result.vertex] = result.status
             if index == 0:
-                latest.update({v: "pending" for v in snap.next if v not in latest})
+                latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
             for vertex, status in latest.items():
                 out.setdefault(vertex, status)
-        return out
+            for namespace, child in self._children(spec, thread_id, loaded):
+                vertex = namespace.split("@")[0].split(":")[0]
+                if f"{vertex}/" not in out:
+                    out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
+                    inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
+                    out.update({f"{vertex}/{path}": status for path, status in inner.items()})
+        return {path: status for path, status in out.items() if status}
 
     def _base(self, pos: Position, replace: bool) -> Any:
         """The state an update applies to (none is needed to replace it)."""

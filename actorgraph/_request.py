@@ -16,6 +16,7 @@ from actorgraph._errors import ConfigError
 from actorgraph._recorder import DURABILITY, Durability
 from actorgraph._setup import Breakpoints
 from actorgraph._spec import GraphSpec
+from actorgraph._types import NS
 from actorgraph.checkpoint._protocol import Checkpointer
 from actorgraph.events import Listener
 
@@ -86,6 +87,7 @@ class RunRequest:
     breakpoints: Breakpoints
     discard_pending: bool
     listeners: tuple[Listener, ...]
+    namespace: str = ""  # a subgraph's run (made by its parent's run, never from keywords)
 
     @staticmethod
     def of(
@@ -105,6 +107,12 @@ class RunRequest:
             )
             msg = f"unknown run keyword(s) {meant}; the keywords are: {', '.join(sorted(_KEYWORDS))}"
             raise ConfigError(msg)
+        thread_id = keywords.get("thread_id")
+        if isinstance(thread_id, str) and NS in thread_id:
+            msg = (
+                f"thread_id {thread_id!r} contains {NS!r}, which names the runs of subgraphs; choose another"
+            )
+            raise ConfigError(msg)
         context = keywords.get("context")
         durability = keywords.get("durability")
         before, after = keywords.get("interrupt_before"), keywords.get("interrupt_after")
@@ -117,7 +125,7 @@ class RunRequest:
             )
         listeners = (*settings.listeners, *keywords.get("listeners", ()), *([sink] if sink else []))
         return RunRequest(
-            thread_id=keywords.get("thread_id"),
+            thread_id=thread_id,
             context=context if context is not None else settings.context,
             recursion_limit=_recursion_limit(keywords.get("recursion_limit")),
             checkpoint_id=keywords.get("checkpoint_id"),
@@ -159,6 +167,9 @@ def resolve_breakpoints(
 ) -> Breakpoints:
     """Breakpoints from user input, checked against the graph's vertices.
 
+    A vertex inside a subgraph is named by its path (`research/fetch`,
+    `research/*` for all of that subgraph's).
+
     Raises:
         ConfigError: a name that is not a vertex (or "*").
     """
@@ -168,9 +179,29 @@ def resolve_breakpoints(
             return frozenset()
         items = (value,) if isinstance(value, str) else tuple(value)
         for item in items:
-            if item != "*" and item not in spec.vertices:
-                msg = f"{what} names unknown vertex {item!r} (vertices: {', '.join(spec.vertices)}; or '*')"
-                raise ConfigError(msg)
+            _check_path(item, spec, what)
         return frozenset(items)
 
     return Breakpoints(names(before, "interrupt_before"), names(after, "interrupt_after"))
+
+
+def _check_path(path: str, spec: GraphSpec, what: str) -> None:
+    """Raise ConfigError unless `path` names a vertex (through subgraphs: `research/fetch`) or "*"."""
+    *outer, last = path.split("/") if isinstance(path, str) else [path]
+    graph, walked = spec, list[str]()
+    for name in outer:
+        vertex = graph.vertices.get(name)
+        if vertex is None or vertex.child is None:
+            subgraphs = [v for v, s in graph.vertices.items() if s.child is not None]
+            within = f" in {'/'.join(walked)}" if walked else ""
+            msg = (
+                f"{what} names {path!r}, but {name!r} is not a subgraph vertex{within} "
+                f"(subgraph vertices: {', '.join(subgraphs) or 'none'})"
+            )
+            raise ConfigError(msg)
+        graph = vertex.child.spec
+        walked.append(name)
+    if last != "*" and last not in graph.vertices:
+        within = f" of {'/'.join(walked)}" if walked else ""
+        msg = f"{what} names unknown vertex {path!r} (vertices{within}: {', '.join(graph.vertices)}; or '*')"
+        raise ConfigError(msg)

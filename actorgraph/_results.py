@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from actorgraph._types import ErrorInfo, Interrupt, RunStatus, SuperstepState
 
@@ -53,6 +54,9 @@ class Snapshot(Generic[S]):
         source: `"input"`, `"loop"`, `"update"` or `"fork"`.
         error: the merge conflict that keeps the state from being computed (`state`
             is then None and `status` "error"); fix it with `update_state`.
+        subgraphs: with `get_state(..., subgraphs=True)`, the snapshots of the
+            runs of the next superstep's subgraph tasks, by namespace (each with
+            its own `subgraphs`); else empty.
     """
 
     state: S
@@ -67,3 +71,4 @@ class Snapshot(Generic[S]):
     thread_id: str
     source: str = "loop"
     error: ErrorInfo | None = None
+    subgraphs: Mapping[str, Snapshot[Any]] = field(default_factory=dict)

@@ -38,8 +38,18 @@ class ThreadNotFoundError(CheckpointError):
     """Raised when a thread (or one of its checkpoints) has no stored checkpoint."""
 
 
-def prepare(settings: GraphSettings, input_: Any, request: RunRequest, run_id: str) -> RunSetup:
+def prepare(
+    settings: GraphSettings, input_: Any, request: RunRequest, run_id: str, *, fresh: Any = UNSET
+) -> RunSetup:
     """The setup of a run for `input_` (reads the thread's checkpoint, on the coordinator's thread).
+
+    Args:
+        settings: what `compile()` fixed.
+        input_: the input: a state, None (continue the thread) or a `Command`.
+        request: the run's options.
+        run_id: the run's id.
+        fresh: a subgraph's input: the run starts with it when its thread has no
+            checkpoint yet, and continues the thread (with `input_`) when it has.
 
     Raises:
         ActorGraphError: the input does not fit the thread (no thread to resume,
@@ -47,8 +57,10 @@ def prepare(settings: GraphSettings, input_: Any, request: RunRequest, run_id: s
     """
     start = _Start(request, run_id)
     if settings.checkpointer is None or request.thread_id is None:
-        return _unrecorded(settings, input_, start)
+        return _unrecorded(settings, fresh if fresh is not UNSET else input_, start)
     thread = _Resumable.open(settings, start)
+    if fresh is not UNSET and thread.loaded is None:
+        return thread.start(fresh)
     if isinstance(input_, Command) and not input_.goto:
         return thread.answer(input_)
     if input_ is None:
@@ -87,6 +99,8 @@ class _Start:
             recursion_limit=request.recursion_limit,
             breakpoints=request.breakpoints,
             listeners=request.listeners,
+            nested=bool(request.namespace),
+            namespace=request.namespace,
             **fields,
         )
 
@@ -102,7 +116,12 @@ def _unrecorded(settings: GraphSettings, input_: Any, start: _Start) -> RunSetup
         raise ActorGraphError(msg)
     if input_ is None or (isinstance(input_, Command) and input_.resume is not UNSET):
         input_state(input_)  # raises: nothing to resume or answer without a thread
-    env = TaskEnv(node_prefix=start.prefix, thread_id=request.thread_id, context=request.context)
+    env = TaskEnv(
+        node_prefix=start.prefix,
+        thread_id=request.thread_id,
+        context=request.context,
+        nested=bool(request.namespace),
+    )
     return start.setup(start_position(settings.spec, None, input_, f"{start.prefix}0:input"), env)
 
 
@@ -129,6 +148,7 @@ class _Resumable:
             thread_id=thread_id,
             context=request.context,
             encode=lambda own, result: encode_new_states(store, thread_id, own, result),
+            nested=bool(request.namespace),
         )
         loaded = load(store, thread_id, request.checkpoint_id)
         head = loaded.row.checkpoint_id if loaded is not None else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from actorgraph._errors import ActorGraphError, VertexActorDiedError, VertexTimeoutError
+from actorgraph._errors import ActorGraphError, VertexActorDiedError, VertexError, VertexTimeoutError
 from actorgraph._policy import RetryPolicy
 from actorgraph._spec import VertexSpec
 from actorgraph._types import ErrorInfo
@@ -44,7 +44,10 @@ def is_transient(exc: BaseException) -> bool:
     """The default `retry_on`: connection errors, timeouts and 5xx-like errors.
 
     Programming errors (TypeError, ValueError, KeyError, ...) are never transient.
+    A subgraph's failure (a `VertexError` with its cause) is transient when its cause is.
     """
+    if isinstance(exc, VertexError) and exc.__cause__ is not None:
+        return is_transient(exc.__cause__)
     if isinstance(exc, (VertexTimeoutError, VertexActorDiedError)):
         return True
     if isinstance(exc, ActorGraphError):
@@ -58,6 +61,14 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def _matches(policy: RetryPolicy, exc: BaseException) -> bool:
+    """Whether `policy` retries `exc`; a subgraph's failure is retried when its cause would be."""
+    if _retries(policy, exc):
+        return True
+    cause = exc.__cause__
+    return isinstance(exc, VertexError) and cause is not None and _retries(policy, cause)
+
+
+def _retries(policy: RetryPolicy, exc: BaseException) -> bool:
     retry_on = policy.retry_on
     if retry_on is None:
         return is_transient(exc)

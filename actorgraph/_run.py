@@ -228,9 +228,17 @@ class Run:
         token = next(_tokens)
         self.in_flight[token] = _Dispatched(task.id, attempt, failure)
         self.tasks[task.id] = task
-        child = None
-        if failure is None and self.spec.vertices[task.vertex].child is not None:
-            child = child_call(task, self.setup, self.recorder, self.env, self.events, answers=answers)
+        child, inner = None, self.spec.vertices[task.vertex].child
+        if failure is None and inner is not None:
+            child = child_call(
+                task,
+                inner,
+                self.setup,
+                recorder=self.recorder,
+                env=self.env,
+                events=self.events,
+                answers=answers,
+            )
         order = Order(
             self.id,
             self.coordinator,  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from actorgraph._cancel import Cancellation
 from actorgraph._messages import Order
 from actorgraph._recorder import Recorder
 from actorgraph._results import RunResult
-from actorgraph._spec import GraphSpec
+from actorgraph._spec import ChildSpec, GraphSpec
 from actorgraph._task import TaskEnv
 from actorgraph._types import Position, VertexResult
 from actorgraph.events import Listener
@@ -40,14 +40,19 @@ class Breakpoints:
         """True when the run pauses after the superstep in which `vertex` ran."""
         return vertex in self.after or "*" in self.after
 
-    def inside(self, vertex: str) -> Breakpoints:
-        """The breakpoints of the subgraph of `vertex` (`research/fetch` -> `fetch`)."""
+    def inside(self, vertex: str, child: ChildSpec | None = None) -> Breakpoints:
+        """The breakpoints of the subgraph of `vertex` (`research/fetch` -> `fetch`).
+
+        A compiled subgraph's own `interrupt_before/after` (in `child`) hold too.
+        """
         prefix = f"{vertex}/"
 
-        def within(names: frozenset[str]) -> frozenset[str]:
-            return frozenset(name.removeprefix(prefix) for name in names if name.startswith(prefix))
+        def within(names: frozenset[str], own: frozenset[str]) -> frozenset[str]:
+            return own | {name.removeprefix(prefix) for name in names if name.startswith(prefix)}
 
-        return Breakpoints(within(self.before), within(self.after))
+        if child is None:
+            return Breakpoints(within(self.before, frozenset()), within(self.after, frozenset()))
+        return Breakpoints(within(self.before, child.before), within(self.after, child.after))
 
 
 @dataclass(slots=True)
@@ -118,8 +123,6 @@ class ChildCall:
     """What a subgraph task's run starts with, besides its input: made by the parent's run.
 
     Attributes:
-        path: the vertex path from the top graph (`research`, `team/research`),
-            which prefixes the subgraph's errors and interrupts.
         namespace: the run's namespace (`research@2~1a2b3c4d`, nested ones joined by `|`).
         thread_id: the subgraph run's thread (`parent|namespace`), or None when
             the parent keeps no checkpoints.
@@ -132,7 +135,6 @@ class ChildCall:
         answers: interrupt id -> answer, for the subgraph's pending interrupts.
     """
 
-    path: str
     namespace: str
     thread_id: str | None
     store: Any

@@ -27,12 +27,16 @@ class ChildSpec:
         output: the subgraph's final state -> what the vertex returns, or None (as it is).
         checkpointer: the checkpointer the subgraph was compiled with, if any
             (it must be the parent's: a subgraph's runs are kept in the parent's threads).
+        before: the vertices a compiled subgraph pauses before (its `interrupt_before`).
+        after: the vertices a compiled subgraph pauses after (its `interrupt_after`).
     """
 
     spec: GraphSpec
     input: Callable[[Any], Any] | None = None
     output: Callable[[Any], Any] | None = None
     checkpointer: Any = None
+    before: frozenset[str] = frozenset()
+    after: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

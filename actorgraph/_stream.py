@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from actorgraph._errors import ActorGraphError
 from actorgraph._handle import RunHandle
+from actorgraph._types import NS
 from actorgraph.events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
 
 __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
@@ -56,23 +57,40 @@ def _item(mode: str, event: Event) -> Any:
 
 
 class StreamSink:
-    """A listener that turns a run's events into the items of the chosen modes."""
+    """A listener that turns a run's events into the items of the chosen modes.
 
-    def __init__(self, modes: tuple[str, ...], pairs: bool, put: Callable[[Any], None]) -> None:
+    The events of subgraphs' runs make items only with `subgraphs`; every item
+    is then tagged with its namespace as a tuple (`()` for the run itself,
+    `("research@2~1a2b3c4d",)` for a subgraph's): `(namespace, item)`, or
+    `(namespace, mode, item)` with a list of modes.
+    """
+
+    def __init__(
+        self, modes: tuple[str, ...], pairs: bool, put: Callable[[Any], None], *, subgraphs: bool = False
+    ) -> None:
         self.modes = modes
         self.pairs = pairs
         self.put = put
+        self.subgraphs = subgraphs
         wanted = [_KINDS[m] for m in modes]
         self.kinds: frozenset[type[Event]] | None = (
             None if any(k is None for k in wanted) else frozenset({RunFinished}).union(*wanted)  # type: ignore[arg-type]
         )
 
     def __call__(self, event: Event) -> None:
+        namespace = event.namespace
+        if namespace and not self.subgraphs:
+            return
         for mode in self.modes:
             item = _item(mode, event)
-            if item is not _SKIP:
+            if item is _SKIP:
+                continue
+            if self.subgraphs:
+                path = tuple(namespace.split(NS)) if namespace else ()
+                self.put((path, mode, item) if self.pairs else (path, item))
+            else:
                 self.put((mode, item) if self.pairs else item)
-        if isinstance(event, RunFinished):
+        if isinstance(event, RunFinished) and not namespace:
             self.put(_CLOSED)
 
 
@@ -114,12 +132,14 @@ class Mailbox:
         return bool(self.items) or not hot
 
 
-def stream_items(start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]) -> Iterator[Any]:
+def stream_items(
+    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str], *, subgraphs: bool = False
+) -> Iterator[Any]:
     """Start a run with a sink and yield its items; raise its error at the end."""
     modes, pairs = parse_modes(mode)
     ready = threading.Event()
     mailbox = Mailbox(ready.set)
-    handle = start(StreamSink(modes, pairs, mailbox.put))
+    handle = start(StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs))
     hot = False
     try:
         while True:
@@ -154,7 +174,7 @@ async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any
 
 
 async def astream_items(
-    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str]
+    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str], *, subgraphs: bool = False
 ) -> AsyncIterator[Any]:
     """The async form of `stream_items`."""
     import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
@@ -168,7 +188,7 @@ async def astream_items(
             loop.call_soon_threadsafe(ready.set)
 
     mailbox = Mailbox(wake)
-    handle = start(StreamSink(modes, pairs, mailbox.put))
+    handle = start(StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs))
     hot = False
     try:
         while True:

@@ -12,7 +12,7 @@ from actorgraph._spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexS
 from actorgraph._types import END, START
 from actorgraph.merge import Merge, by_key, three_way
 
-__all__ = ["GraphValidationWarning", "build_spec"]
+__all__ = ["GraphValidationWarning", "build_spec", "check_child_checkpointers"]
 
 
 class GraphValidationWarning(UserWarning):
@@ -135,7 +135,7 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
-        returns=v.returns or graph.returns,
+        returns=v.returns or ("state" if child is not None else graph.returns),
         child=child,
     )
 
@@ -152,7 +152,33 @@ def _child_spec(v: Any, within: tuple[GraphBuilder[Any], ...]) -> ChildSpec:
             )
             raise GraphValidationError(msg)
         return ChildSpec(build_spec(child, within=within), v.input, v.output, None)
-    return ChildSpec(child.spec, v.input, v.output, child.checkpointer)
+    pauses = child._settings.breakpoints  # noqa: SLF001 - a compiled subgraph's own breakpoints
+    return ChildSpec(child.spec, v.input, v.output, child.checkpointer, pauses.before, pauses.after)
+
+
+def check_child_checkpointers(spec: GraphSpec, checkpointer: Any, path: str = "") -> None:
+    """Refuse a compiled subgraph whose checkpointer is not its parent's.
+
+    A subgraph's runs are kept in its parent's threads, under the parent's
+    checkpointer; a subgraph compiled without one shares its parent's.
+
+    Raises:
+        GraphValidationError: naming the subgraph vertex.
+    """
+    for vertex in spec.vertices.values():
+        child = vertex.child
+        if child is None:
+            continue
+        where = f"{path}/{vertex.name}" if path else vertex.name
+        if child.checkpointer is not None and child.checkpointer is not checkpointer:
+            msg = (
+                f"subgraph vertex {where!r} was compiled with a checkpointer of its own "
+                f"({type(child.checkpointer).__name__}), not its parent's "
+                f"({type(checkpointer).__name__ if checkpointer is not None else 'none'}): a subgraph's "
+                "runs are kept in its parent's threads; compile the subgraph without a checkpointer"
+            )
+            raise GraphValidationError(msg)
+        check_child_checkpointers(child.spec, checkpointer, where)
 
 
 def _never_called(state: Any) -> Any:  # noqa: ARG001 - a subgraph vertex's task runs its subgraph instead

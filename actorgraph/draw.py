@@ -78,11 +78,16 @@ def to_mermaid(spec: GraphSpec, statuses: Mapping[str, str] | None = None) -> st
     `==>|"join"|` edge from each source. Labels are quoted; `"`, `#`, `&`, `<`,
     `>`, `|` and `\` in them are written as Mermaid entities (`#quot;`, ...).
 
+    A subgraph vertex is a `subgraph` block (id `v1`, say) holding its graph,
+    whose ids are prefixed with the block's (`v1_start`, `v1_v0`, ..., `v1_end`);
+    edges into the vertex go to its START, edges out of it leave from its END.
+
     Args:
         spec: the compiled graph's spec (`build_spec(graph)` or `CompiledGraph.spec`).
-        statuses: vertex name -> `"ok"`, `"error"`, `"interrupt"` or `"pending"`;
-            when given, a `classDef` per status and a `class` line per listed vertex
-            are added.
+        statuses: vertex name (or path into a subgraph, `research/fetch`) ->
+            `"ok"`, `"error"`, `"interrupt"` or `"pending"`; when given, a
+            `classDef` per status and a `class` line per listed vertex are added
+            (a `style` line for a subgraph block).
 
     Returns:
         The Mermaid text, one statement a line, ending with a newline.
@@ -91,20 +96,39 @@ def to_mermaid(spec: GraphSpec, statuses: Mapping[str, str] | None = None) -> st
         ValueError: `statuses` names an unknown vertex or an unknown status.
     """
     checked = _check_statuses(spec, statuses)
-    ids = _ids(spec)
-    lines = ["flowchart TD", f'{_INDENT}{ids[START]}(["START"])']
-    lines += [f'{_INDENT}{ids[name]}["{_mermaid_text(name)}"]' for name in spec.vertices]
-    lines.append(f'{_INDENT}{ids[END]}(["END"])')
-    arrows = {"plain": "-->", "cond": "-.->", "goto": "-.->", "join": "==>"}
-    for edge in _edges(spec):
-        label = f'|"{_mermaid_text(edge.label)}"|' if edge.label else ""
-        lines.append(f"{_INDENT}{ids[edge.src]} {arrows[edge.kind]}{label} {ids[edge.dst]}")
+    lines = ["flowchart TD", *_mermaid_graph(spec, "", 1)]
     if checked is not None:
         for status, (fill, stroke, color, dashed) in _STYLES.items():
             dash = ",stroke-dasharray:5 5" if dashed else ""
             lines.append(f"{_INDENT}classDef {status} fill:{fill},stroke:{stroke},color:{color}{dash}")
-        lines += [f"{_INDENT}class {ids[name]} {status}" for name, status in checked]
+        for node, status, cluster in checked:
+            if cluster:
+                _, stroke, color, dashed = _STYLES[status]
+                dash = ",stroke-dasharray:5 5" if dashed else ""
+                lines.append(f"{_INDENT}style {node} stroke:{stroke},color:{color}{dash}")
+            else:
+                lines.append(f"{_INDENT}class {node} {status}")
     return "\n".join(lines) + "\n"
+
+
+def _mermaid_graph(spec: GraphSpec, prefix: str, depth: int) -> list[str]:
+    """The nodes (subgraphs as blocks) and edges of one graph, its ids prefixed."""
+    ids, pad = _ids(spec, prefix), _INDENT * depth
+    lines = [f'{pad}{ids[START]}(["START"])']
+    for name, vertex in spec.vertices.items():
+        if vertex.child is None:
+            lines.append(f'{pad}{ids[name]}["{_mermaid_text(name)}"]')
+            continue
+        lines.append(f'{pad}subgraph {ids[name]} ["{_mermaid_text(name)}"]')
+        lines += _mermaid_graph(vertex.child.spec, ids[name], depth + 1)
+        lines.append(f"{pad}end")
+    lines.append(f'{pad}{ids[END]}(["END"])')
+    arrows = {"plain": "-->", "cond": "-.->", "goto": "-.->", "join": "==>"}
+    for edge in _edges(spec):
+        label = f'|"{_mermaid_text(edge.label)}"|' if edge.label else ""
+        src, dst = _exit(spec, ids, edge.src), _entry(spec, ids, edge.dst)
+        lines.append(f"{pad}{src} {arrows[edge.kind]}{label} {dst}")
+    return lines
 
 
 def to_dot(spec: GraphSpec, statuses: Mapping[str, str] | None = None) -> str:
@@ -113,13 +137,15 @@ def to_dot(spec: GraphSpec, statuses: Mapping[str, str] | None = None) -> str:
     START is an ellipse, END a double circle and vertices boxes. Conditional
     edges are `style=dashed` with the `path_map` key as `label`, goto edges
     dashed and labelled `goto`, joins `style=bold` and labelled `join`. Every
-    identifier and label is quoted, with `"` and `\` escaped.
+    identifier and label is quoted, with `"` and `\` escaped. A subgraph vertex
+    is a cluster (`cluster_v1`) holding its graph, ids prefixed as in `to_mermaid`.
 
     Args:
         spec: the compiled graph's spec (`build_spec(graph)` or `CompiledGraph.spec`).
-        statuses: vertex name -> `"ok"`, `"error"`, `"interrupt"` or `"pending"`;
-            listed vertices get `style=filled` (and dashed for pending) with a
-            `fillcolor` and border `color`.
+        statuses: vertex name (or path, `research/fetch`) -> `"ok"`, `"error"`,
+            `"interrupt"` or `"pending"`; listed vertices get `style=filled` (and
+            dashed for pending) with a `fillcolor` and border `color`; a listed
+            subgraph's cluster gets the border colour.
 
     Returns:
         The DOT text, ending with a newline; give it to `render_png` or `dot`.
@@ -127,30 +153,45 @@ def to_dot(spec: GraphSpec, statuses: Mapping[str, str] | None = None) -> str:
     Raises:
         ValueError: `statuses` names an unknown vertex or an unknown status.
     """
-    status_of = dict(_check_statuses(spec, statuses) or ())
-    ids = _ids(spec)
-    lines = [
-        f"digraph {_dot_quote(spec.name)} {{",
-        f"{_INDENT}rankdir=TB;",
-        f'{_INDENT}"{ids[START]}" [label="START", shape=ellipse];',
-    ]
-    for name in spec.vertices:
+    status_of = {node: status for node, status, _ in _check_statuses(spec, statuses) or ()}
+    lines = [f"digraph {_dot_quote(spec.name)} {{", f"{_INDENT}rankdir=TB;"]
+    lines += _dot_graph(spec, "", 1, status_of)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _dot_graph(spec: GraphSpec, prefix: str, depth: int, status_of: Mapping[str, str]) -> list[str]:
+    """The nodes (subgraphs as clusters) and edges of one graph, its ids prefixed."""
+    ids, pad = _ids(spec, prefix), _INDENT * depth
+    lines = [f'{pad}"{ids[START]}" [label="START", shape=ellipse];']
+    for name, vertex in spec.vertices.items():
+        status = _STYLES.get(status_of.get(ids[name], ""))
+        if vertex.child is not None:
+            lines.append(f'{pad}subgraph "cluster_{ids[name]}" {{')
+            lines.append(f"{pad}{_INDENT}label={_dot_quote(name)};")
+            if status is not None:
+                style = "dashed" if status[3] else "solid"
+                lines.append(f'{pad}{_INDENT}color="{status[1]}"; style="{style}";')
+            lines += _dot_graph(vertex.child.spec, ids[name], depth + 1, status_of)
+            lines.append(f"{pad}}}")
+            continue
         attrs = f"label={_dot_quote(name)}, shape=box"
-        if name in status_of:
-            fill, stroke, _, dashed = _STYLES[status_of[name]]
-            style = "filled,dashed" if dashed else "filled"
-            attrs += f', style="{style}", fillcolor="{fill}", color="{stroke}"'
-        lines.append(f'{_INDENT}"{ids[name]}" [{attrs}];')
-    lines.append(f'{_INDENT}"{ids[END]}" [label="END", shape=doublecircle];')
+        if status is not None:
+            fill, stroke, _, dashed = status
+            attrs += (
+                f', style="{"filled,dashed" if dashed else "filled"}", fillcolor="{fill}", color="{stroke}"'
+            )
+        lines.append(f'{pad}"{ids[name]}" [{attrs}];')
+    lines.append(f'{pad}"{ids[END]}" [label="END", shape=doublecircle];')
     styles = {"plain": "", "cond": "style=dashed", "goto": "style=dashed", "join": "style=bold"}
     for edge in _edges(spec):
         attrs_list = [styles[edge.kind]] if styles[edge.kind] else []
         if edge.label:
             attrs_list.append(f"label={_dot_quote(edge.label)}")
         attrs = f" [{', '.join(attrs_list)}]" if attrs_list else ""
-        lines.append(f'{_INDENT}"{ids[edge.src]}" -> "{ids[edge.dst]}"{attrs};')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        src, dst = _exit(spec, ids, edge.src), _entry(spec, ids, edge.dst)
+        lines.append(f'{pad}"{src}" -> "{dst}"{attrs};')
+    return lines
 
 
 def render_png(dot_text: str, path: str | os.PathLike[str], *, timeout: float = 60.0) -> pathlib.Path:
@@ -197,11 +238,28 @@ def render_png(dot_text: str, path: str | os.PathLike[str], *, timeout: float = 
     return target
 
 
-def _ids(spec: GraphSpec) -> dict[str, str]:
-    """Node ids safe in Mermaid and DOT: START/END keep theirs, vertices are v0, v1, ..."""
-    ids = {START: START, END: END}
-    ids.update({name: f"v{i}" for i, name in enumerate(spec.vertices)})
-    return ids
+def _ids(spec: GraphSpec, prefix: str = "") -> dict[str, str]:
+    """Node ids safe in Mermaid and DOT: START/END keep theirs, vertices are v0, v1, ...
+
+    Inside a subgraph drawn as block `prefix`, they are `prefix_start`,
+    `prefix_v0`, ..., `prefix_end`.
+    """
+    if not prefix:
+        return {START: START, END: END} | {name: f"v{i}" for i, name in enumerate(spec.vertices)}
+    ids = {START: f"{prefix}_start", END: f"{prefix}_end"}
+    return ids | {name: f"{prefix}_v{i}" for i, name in enumerate(spec.vertices)}
+
+
+def _entry(spec: GraphSpec, ids: Mapping[str, str], name: str) -> str:
+    """Where an edge into `name` ends: the vertex, or the START of its subgraph."""
+    vertex = spec.vertices.get(name)
+    return f"{ids[name]}_start" if vertex is not None and vertex.child is not None else ids[name]
+
+
+def _exit(spec: GraphSpec, ids: Mapping[str, str], name: str) -> str:
+    """Where an edge out of `name` starts: the vertex, or the END of its subgraph."""
+    vertex = spec.vertices.get(name)
+    return f"{ids[name]}_end" if vertex is not None and vertex.child is not None else ids[name]
 
 
 def _edges(spec: GraphSpec) -> Iterator[_Edge]:
@@ -231,21 +289,52 @@ def _conditional_edges(spec: GraphSpec, src: str) -> Iterator[_Edge]:
                 yield _Edge(src, dst, "cond", str(key))
 
 
-def _check_statuses(spec: GraphSpec, statuses: Mapping[str, str] | None) -> list[tuple[str, str]] | None:
-    """The (vertex, status) pairs in the spec's vertex order, or None when not given."""
+def _check_statuses(
+    spec: GraphSpec, statuses: Mapping[str, str] | None
+) -> list[tuple[str, str, bool]] | None:
+    """(node id, status, is a subgraph) for each listed vertex, in drawing order; None when not given."""
     if statuses is None:
         return None
     for name, status in statuses.items():
-        if name not in spec.vertices:
-            msg = (
-                f"statuses names unknown vertex {name!r}; the vertices of graph "
-                f"{spec.name!r} are: {', '.join(map(repr, spec.vertices))}"
-            )
-            raise ConfigError(msg)
+        _node_of(spec, name)
         if status not in _STYLES:
             msg = f"unknown status {status!r} for vertex {name!r}; use one of {', '.join(map(repr, _STYLES))}"
             raise ConfigError(msg)
-    return [(name, statuses[name]) for name in spec.vertices if name in statuses]
+    order = {path: index for index, path in enumerate(_paths(spec, ""))}
+    out = []
+    for path in sorted(statuses, key=order.__getitem__):
+        node, cluster = _node_of(spec, path)
+        out.append((node, statuses[path], cluster))
+    return out
+
+
+def _paths(spec: GraphSpec, prefix: str) -> Iterator[str]:
+    """Every vertex path in drawing order (a subgraph vertex before its graph's)."""
+    for name, vertex in spec.vertices.items():
+        yield prefix + name
+        if vertex.child is not None:
+            yield from _paths(vertex.child.spec, f"{prefix}{name}/")
+
+
+def _node_of(spec: GraphSpec, path: str) -> tuple[str, bool]:
+    """The node id of a vertex path, and whether it is a subgraph.
+
+    Raises:
+        ConfigError: no vertex has that path.
+    """
+    node, graph, names, cluster = "", spec, path.split("/"), False
+    for depth, name in enumerate(names):
+        vertex = graph.vertices.get(name)
+        if vertex is None or (depth < len(names) - 1 and vertex.child is None):
+            msg = (
+                f"statuses names unknown vertex {path!r}; the vertices of graph "
+                f"{graph.name!r} are: {', '.join(map(repr, graph.vertices))}"
+            )
+            raise ConfigError(msg)
+        node, cluster = _ids(graph, node)[name], vertex.child is not None
+        if vertex.child is not None:
+            graph = vertex.child.spec
+    return node, cluster
 
 
 def _mermaid_text(text: str) -> str:

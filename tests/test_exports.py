@@ -161,7 +161,17 @@ LAYERS: dict[str, list[str]] = {
         "_coordinator",
         "_runtime",
     ],
-    "facade": ["_request", "_inputs", "_answers", "_resume", "_history", "_stream", "_compiled", "_graph"],
+    "facade": [
+        "_request",
+        "_inputs",
+        "_answers",
+        "_resume",
+        "_nesting",
+        "_history",
+        "_stream",
+        "_compiled",
+        "_graph",
+    ],
     "edges": ["logging", "testing", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}

@@ -186,11 +186,14 @@ class Checkpointer(Protocol):
         ...
 
     def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first."""
+        """Every thread (with that status, if given), most recently updated first.
+
+        The threads of subgraphs' runs, named `parent|namespace`, are left out.
+        """
         ...
 
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs."""
+        """Remove a thread: its checkpoints, writes and blobs, and the threads of its subgraphs."""
         ...
 
     def prune(self, thread_id: str, *, keep: int) -> int:

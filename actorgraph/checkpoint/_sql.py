@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from actorgraph._errors import CheckpointError
+from actorgraph._types import NS
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
 from actorgraph.checkpoint._store import (
@@ -262,19 +263,31 @@ class SqlStore(StoreBase):
         return [decode_row(r) for r in found]
 
     def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first."""
-        where, args = ("", ()) if status is None else (f" WHERE status = {self.dialect.mark}", (status,))
-        sql = f"SELECT thread_id, head, status, updated_at FROM actorgraph_threads{where}"  # noqa: S608
+        """Every thread (with that status, if given), most recently updated first.
+
+        The threads of subgraphs' runs (their ids contain `|`) are not listed.
+        """
+        m = self.dialect.mark
+        where, args = ("", [f"%{NS}%"]) if status is None else (f" AND status = {m}", [f"%{NS}%", status])
+        sql = (
+            "SELECT thread_id, head, status, updated_at FROM actorgraph_threads"  # noqa: S608
+            f" WHERE thread_id NOT LIKE {m}{where}"
+        )
         found = self._read("listing threads", f"{sql} ORDER BY updated_at DESC, thread_id", args)
         return [ThreadInfo(*r) for r in found]
 
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs (nothing happens if it is absent)."""
-        m = self.dialect.mark
+        """Remove a thread: its checkpoints, writes and blobs, and its subgraphs' threads (`thread|...`).
+
+        Nothing happens if it is absent.
+        """
+        m, prefix = self.dialect.mark, thread_id + NS
+        args = (thread_id, len(prefix), prefix)
 
         def work(conn: Conn) -> None:
             for table in ("threads", "checkpoints", "writes", "blobs"):  # the thread row first: it locks
-                conn.execute(f"DELETE FROM actorgraph_{table} WHERE thread_id = {m}", (thread_id,))  # noqa: S608
+                where = f"thread_id = {m} OR substr(thread_id, 1, {m}) = {m}"
+                conn.execute(f"DELETE FROM actorgraph_{table} WHERE {where}", args)  # noqa: S608
 
         self._write(f"deleting thread {thread_id!r}", work)
 

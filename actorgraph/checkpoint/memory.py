@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from actorgraph._errors import CheckpointError
+from actorgraph._types import NS
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
 from actorgraph.checkpoint._store import (
     StoreBase,
@@ -184,21 +185,30 @@ class MemoryCheckpointer(StoreBase):
         return rows if limit is None else rows[:limit]
 
     def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first."""
+        """Every thread (with that status, if given), most recently updated first.
+
+        The threads of subgraphs' runs (their ids contain `|`) are not listed.
+        """
         with self._lock:
             infos = [
                 ThreadInfo(thread_id, t.head, t.status, t.updated_at)
                 for thread_id, t in self._open().items()
-                if status is None or t.status == status
+                if (status is None or t.status == status) and NS not in thread_id
             ]
         infos.sort(key=lambda i: i.thread_id)
         infos.sort(key=lambda i: i.updated_at, reverse=True)
         return infos
 
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs (nothing happens if it is absent)."""
+        """Remove a thread: its checkpoints, writes and blobs, and its subgraphs' threads (`thread|...`).
+
+        Nothing happens if it is absent.
+        """
         with self._lock:
-            self._open().pop(thread_id, None)
+            threads = self._open()
+            for inner in [t for t in threads if t.startswith(thread_id + NS)]:
+                del threads[inner]
+            threads.pop(thread_id, None)
 
     def prune(self, thread_id: str, *, keep: int) -> int:
         """Delete all but the newest `keep` checkpoints of a thread (the head always stays).

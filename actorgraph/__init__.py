@@ -32,11 +32,22 @@ from actorgraph._request import RunKeywords
 from actorgraph._results import RunResult, Snapshot
 from actorgraph._resume import ThreadNotFoundError
 from actorgraph._runtime import StuckVertexWarning
-from actorgraph._types import END, START, Command, ErrorInfo, Interrupt, Send, SuperstepState, VertexResult
+from actorgraph._types import (
+    END,
+    PARENT,
+    START,
+    Command,
+    ErrorInfo,
+    Interrupt,
+    Send,
+    SuperstepState,
+    VertexResult,
+)
 from actorgraph._validate import GraphValidationWarning
 
 __all__ = [
     "END",
+    "PARENT",
     "START",
     "ActorGraphError",
     "CheckpointError",

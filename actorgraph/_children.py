@@ -93,6 +93,9 @@ class ChildRunner:
             self._queue.clear()
 
     def _launch(self, order: Order) -> None:
+        if order.cancel.is_set():  # its parent's run was cancelled while the order waited
+            self._next(order.token)
+            return
         at = Attempt(order.task, order.attempt, order.env.now(), order.env)
         try:
             given = child_input(self.spec, order.task, order.env)
@@ -155,9 +158,12 @@ class ChildRunner:
         """A run of this vertex ended: launch the next queued one."""
         with self._lock:
             self._running.pop(token, None)
-            if not self._queue or self._closed:
-                return
-            order = self._queue.popleft()
+            while True:
+                if not self._queue or self._closed:
+                    return
+                order = self._queue.popleft()
+                if not order.cancel.is_set():  # a cancelled run's order is dropped
+                    break
             self._running[order.token] = _Running(None)
         self._launch(order)
 

@@ -3,7 +3,9 @@
 Pure: tasks that ended `ok` are kept; `error` tasks run again (or their
 vertex's `on_error` handler, when the failure was final and the handler never
 finished); `interrupt` tasks run again once answered, or, for an
-`interrupt_before` breakpoint, once passed; the others keep waiting.
+`interrupt_before` breakpoint, once passed; a subgraph task runs its subgraph
+again once some of its interrupts are answered or its breakpoints passed; the
+others keep waiting.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def again(
         spec: the graph.
         task: the planned task.
         old: its recorded outcome.
-        passed: task ids whose `interrupt_before` breakpoint is passed.
+        passed: task ids whose `interrupt_before` breakpoint is passed (for a
+            subgraph task: whose subgraph's breakpoints are passed).
         answers: task id -> (interrupt id -> answer) for the interrupts answered now.
     """
     vertex = spec.vertices[task.vertex]
@@ -70,12 +73,13 @@ def again(
             )  # the failure was final; the handler never finished
         case "error":
             return Rerun(dataclasses.replace(task, resumes=old.resumes))
+        case "interrupt" if vertex.child is not None:  # its subgraph takes answers by id
+            given = answers.get(task.id)
+            return Rerun(task, answers=given) if given is not None or task.id in passed else Keep(old)
         case "interrupt" if old.interrupt is not None and old.interrupt.kind == "before":
             return Rerun(task) if task.id in passed else Keep(old)
     given = answers.get(task.id)
     if given is None:
         return Keep(old)
-    if vertex.child is not None:  # its subgraph takes them by id
-        return Rerun(task, answers=given)
     resumes = (*old.resumes, next(iter(given.values())))  # a vertex waits for one answer at a time
     return Rerun(dataclasses.replace(task, resumes=resumes))

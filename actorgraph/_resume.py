@@ -211,7 +211,9 @@ class _Resumable:
         """Continue the thread (re-run what failed, pass breakpoints), or replay a checkpoint."""
         loaded = self._existing()
         before = frozenset(
-            r.task_id for r in loaded.pending.values() if r.interrupt and r.interrupt.kind == "before"
+            r.task_id
+            for r in loaded.pending.values()
+            if r.interrupt and (r.interrupt.kind == "before" or any(i.kind != "interrupt" for i in r.nested))
         )
         return self.start_.setup(
             loaded.position,

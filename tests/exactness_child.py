@@ -2,6 +2,14 @@
 
     exactness_child.py run DB THREAD LEDGER GRAPH_JSON (--after-step K | --in-task TOKEN [--once TOKEN])
     exactness_child.py resume DB THREAD LEDGER GRAPH_JSON --out PATH
+    exactness_child.py answer DB THREAD LEDGER GRAPH_JSON --interrupt-at TOKEN --out PATH
+
+DB is a SQLite file, or a PostgreSQL connection string (`host=...`). With
+`--nest N` the graph runs inside N levels of subgraphs
+(`exactness_graphs.build_nested`); `--after-step` then counts the innermost
+run's supersteps. With `--interrupt-at TOKEN`, that task calls
+`ag.interrupt("q")`: `run` then exits with status 5 once the run pauses, and
+`answer` continues the thread with `Command(resume="yes")`.
 
 `run` starts the graph (`exactness_graphs.build`) on a SQLite store (durability
 "sync") and kills its own process with SIGKILL, either right after superstep K
@@ -28,11 +36,13 @@ from typing import Any
 
 import exactness_graphs as eg
 
-from actorgraph.checkpoint import SqliteCheckpointer
+import actorgraph as ag
+from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
 from actorgraph.events import Event, SuperstepCommitted
 
 NOT_KILLED = 3
 WAITED_IN_VAIN = 4
+PAUSED = 5
 
 
 def die() -> None:
@@ -43,7 +53,7 @@ def die() -> None:
 class LedgerProbe(eg.Probe):
     """Writes each finished task to the ledger; kills the process inside one task if asked."""
 
-    def __init__(self, ledger: str, mode: str, store: SqliteCheckpointer, thread: str) -> None:
+    def __init__(self, ledger: str, mode: str, store: Any, thread: str) -> None:
         super().__init__()
         self.ledger = ledger
         self.mode = mode
@@ -51,8 +61,11 @@ class LedgerProbe(eg.Probe):
         self.thread = thread
         self.kill_in: str | None = None
         self.once: str | None = None
+        self.interrupt_at: str | None = None
 
     def started(self, token: str) -> None:
+        if token == self.interrupt_at:
+            ag.interrupt("q")
         if token != self.kill_in:
             return
         if self.once is not None:
@@ -76,11 +89,12 @@ class LedgerProbe(eg.Probe):
             os.fsync(f.fileno())
 
 
-def killer(step: int) -> Any:
-    """A listener that kills the process once superstep `step` has committed."""
+def killer(step: int, depth: int) -> Any:
+    """A listener that kills the process once superstep `step` of the run at `depth` has committed."""
 
     def listen(event: Event) -> None:
-        if isinstance(event, SuperstepCommitted) and event.step == step:
+        at = len(event.namespace.split("|")) if event.namespace else 0
+        if isinstance(event, SuperstepCommitted) and event.step == step and at == depth:
             die()
 
     listen.kinds = {SuperstepCommitted}  # type: ignore[attr-defined]
@@ -89,7 +103,7 @@ def killer(step: int) -> Any:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=["run", "resume"])
+    parser.add_argument("mode", choices=["run", "resume", "answer"])
     parser.add_argument("db")
     parser.add_argument("thread")
     parser.add_argument("ledger")
@@ -98,18 +112,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--in-task")
     parser.add_argument("--once")
     parser.add_argument("--out")
+    parser.add_argument("--nest", type=int, default=0)
+    parser.add_argument("--interrupt-at")
     args = parser.parse_args(argv)
     desc = json.loads(args.graph)
-    store = SqliteCheckpointer(args.db)
+    store: Any = PostgresCheckpointer(args.db) if args.db.startswith("host=") else SqliteCheckpointer(args.db)
     probe = LedgerProbe(args.ledger, args.mode, store, args.thread)
-    listeners = [killer(args.after_step)] if args.after_step is not None else []
+    probe.interrupt_at = args.interrupt_at
+    listeners = [killer(args.after_step, args.nest)] if args.after_step is not None else []
+    graph = eg.build_nested(desc, args.nest)
     try:
-        with eg.build(desc).compile(store, durability="sync", listeners=listeners) as app:
+        with graph.compile(store, durability="sync", listeners=listeners) as app:
             if args.mode == "run":
                 probe.kill_in, probe.once = args.in_task, args.once
-                app.invoke(eg.initial_state(desc), thread_id=args.thread, context=probe)
-                return NOT_KILLED
-            result = app.invoke(None, thread_id=args.thread, context=probe)
+                paused = app.invoke(eg.initial_state(desc), thread_id=args.thread, context=probe)
+                return PAUSED if paused.status == "interrupted" else NOT_KILLED
+            answer = ag.Command(resume="yes") if args.mode == "answer" else None
+            result = app.invoke(answer, thread_id=args.thread, context=probe)
             with open(args.out, "w") as f:  # noqa: PTH123 - one small file
                 json.dump({"status": result.status, "state": result.state}, f)
             return 0

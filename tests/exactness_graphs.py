@@ -210,6 +210,28 @@ def build(desc: Desc) -> ag.Graph:
     return g
 
 
+def build_nested(desc: Desc, depth: int) -> ag.Graph:
+    """The graph of `desc` inside `depth` levels of subgraphs: START -> sub -> END, `depth` times.
+
+    Its vertices are reached by the path `sub/` * depth + name (`sub/sub/v0`).
+    """
+    graph = build(desc)
+    for level in range(depth):
+        outer: ag.Graph = ag.Graph(merge=merge_for(desc), name=f"outer{level}")
+        outer.add_vertex("sub", graph)
+        outer.add_edge(ag.START, "sub")
+        outer.add_edge("sub", ag.END)
+        graph = outer
+    return graph
+
+
+def innermost(snapshot: ag.Snapshot[Any]) -> ag.Snapshot[Any]:
+    """The snapshot of the innermost subgraph run in `snapshot` (from `get_state(..., subgraphs=True)`)."""
+    while snapshot.subgraphs:
+        (snapshot,) = snapshot.subgraphs.values()
+    return snapshot
+
+
 def complete(  # noqa: PLR0913 - the parts of a description, as drawn
     size: int,
     start: Sequence[int],

@@ -15,6 +15,7 @@ PACKAGE = Path(actorgraph.__file__).resolve().parent
 PUBLIC = {
     "actorgraph": [
         "END",
+        "PARENT",
         "START",
         "ActorGraphError",
         "CheckpointError",

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
 
@@ -26,13 +26,13 @@ from actorgraph._errors import ActorGraphError, RunCancelledError
 from actorgraph._messages import CancelRun, Done, Order, StartRun, TimedOut
 from actorgraph._recorder import Recorder
 from actorgraph._setup import ChildCall, Launch, RunSetup, Workers
-from actorgraph._spec import ChildSpec, GraphSpec, VertexSpec
+from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._subtask import child_failed, child_finished, child_input, child_paused, namespace_of
 from actorgraph._task import Attempt, TaskEnv
 from actorgraph._timer import Timer
 from actorgraph._types import NS, Task, VertexResult
 
-__all__ = ["ChildRunner", "Launcher", "child_call"]
+__all__ = ["ChildRunner", "Launcher", "Parent", "child_call"]
 
 Launcher = Callable[[ChildCall, Any, Workers], Launch]
 """Makes the launch of a subgraph's run: `launcher(call, input, workers)` (the facade provides it)."""
@@ -168,17 +168,25 @@ class ChildRunner:
         self._launch(order)
 
 
-def child_call(  # noqa: PLR0913 - what of the parent's run the subgraph's run starts with
-    task: Task,
-    child: ChildSpec,
-    setup: RunSetup,
-    *,
-    recorder: Recorder | None,
-    env: TaskEnv,
-    events: Emitter,
-    answers: Mapping[str, Any] | None,
-) -> ChildCall:
-    """How the run of a subgraph task's subgraph starts: named, stored and watched under its parent's."""
+class Parent(Protocol):
+    """What a subgraph task's run takes from its parent's run (a `Run`)."""
+
+    spec: GraphSpec
+    setup: RunSetup
+    recorder: Recorder | None
+    env: TaskEnv
+    events: Emitter
+
+
+def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) -> ChildCall | None:
+    """How the run of a subgraph task's subgraph starts: named, stored and watched under its parent's.
+
+    None when `task` is not a subgraph task.
+    """
+    child = parent.spec.vertices[task.vertex].child
+    if child is None:
+        return None
+    setup, recorder = parent.setup, parent.recorder
     name = namespace_of(task, recorder.origin if recorder is not None else "")
     namespace = f"{setup.namespace}{NS}{name}" if setup.namespace else name
     recorded = recorder is not None and setup.thread_id is not None
@@ -187,10 +195,10 @@ def child_call(  # noqa: PLR0913 - what of the parent's run the subgraph's run s
         thread_id=f"{setup.thread_id}{NS}{name}" if recorded else None,
         store=recorder.checkpointer if recorder is not None else None,
         durability=recorder.durability if recorder is not None else "sync",
-        context=env.context,
+        context=parent.env.context,
         recursion_limit=setup.recursion_limit,
         breakpoints=setup.breakpoints.inside(task.vertex, child),
-        listeners=events.nested(namespace),
+        listeners=parent.events.nested(namespace),
         answers=answers,
     )
 

@@ -228,17 +228,7 @@ class Run:
         token = next(_tokens)
         self.in_flight[token] = _Dispatched(task.id, attempt, failure)
         self.tasks[task.id] = task
-        child, inner = None, self.spec.vertices[task.vertex].child
-        if failure is None and inner is not None:
-            child = child_call(
-                task,
-                inner,
-                self.setup,
-                recorder=self.recorder,
-                env=self.env,
-                events=self.events,
-                answers=answers,
-            )
+        child = child_call(self, task, answers) if failure is None else None
         order = Order(
             self.id,
             self.coordinator,  # type: ignore[arg-type]

@@ -206,13 +206,18 @@ def deliver_as(spec: GraphSpec, pos: Position, vertex: str, node: Node) -> Posit
 
 
 def status_of(pos: Position, superstep: SuperstepState | None, pauses: Sequence[Any] = ()) -> str:
-    """A run's status at `pos` with `superstep` pending: error, interrupted, done or running."""
+    """A run's status at `pos` with `superstep` pending: error, interrupted, done or running.
+
+    A subgraph's run whose superstep handed off to its parent (`Command(graph=PARENT)`) is done.
+    """
     if superstep is not None:
         statuses = {r.status for r in superstep.results.values()}
         if "error" in statuses:
             return "error"
         if "interrupt" in statuses:
             return "interrupted"
+        if any(r.handoff is not None for r in superstep.results.values()):
+            return "done"
     if pauses:
         return "interrupted"
     return "done" if pos.done else "running"

@@ -723,3 +723,52 @@ def test_a_picture_with_subgraphs_renders(compile_graph: Compile, tmp_path: Any)
     app = compile_graph(supervisor())
     out = app.draw_png(tmp_path / "supervisor.png")
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_handoff_the_parent_never_recorded_is_found_again_on_resume(
+    compile_graph: Compile, store: Any
+) -> None:
+    """The parent stops right after the child handed off: resumed, it takes the stored handoff."""
+    thoughts: Counter[str] = Counter()
+    ready = threading.Event()
+
+    def team(name: str, other: str) -> ag.Graph:
+        def think(state: dict[str, Any]) -> dict[str, Any]:
+            ready.wait(10)
+            thoughts[name] += 1
+            return state
+
+        g: ag.Graph = ag.Graph(name=name)
+        g.add_vertex("think", think)
+        g.add_vertex(
+            "act", lambda s: ag.Command(update={"turns": [*s["turns"], name]}, goto=other, graph=ag.PARENT)
+        )
+        g.add_edge(ag.START, "think")
+        g.add_edge("think", "act")
+        g.add_edge("act", ag.END)
+        return g
+
+    sup: ag.Graph = ag.Graph(name="supervisor", returns="update")
+    sup.add_vertex("alice", team("alice", "bob"), destinations=("bob",))
+    sup.add_vertex("bob", lambda s: {"turns": [*s["turns"], "bob"]})
+    sup.add_edge(ag.START, "alice")
+    sup.add_edge("bob", ag.END)
+    app = compile_graph(sup, checkpointer=store)
+    holder: list[ag.RunHandle[Any]] = []
+
+    def stop_when_the_child_ends(event: Any) -> None:
+        if isinstance(event, RunFinished) and event.namespace and holder:
+            holder.pop().cancel()
+
+    holder.append(app.start({"turns": []}, thread_id="t", listeners=[stop_when_the_child_ends]))
+    handle = holder[0]
+    ready.set()
+    with pytest.raises(ag.RunCancelledError):
+        handle.result(10)
+    snap = app.get_state("t", subgraphs=True)
+    assert snap.next == ("alice",)
+    assert "alice" not in snap.superstep.results, "the parent never recorded the handoff"
+    assert [c.status for c in snap.subgraphs.values()] == ["done"]
+    result = app.invoke(None, thread_id="t")
+    assert result.state == {"turns": ["alice", "bob"]}
+    assert thoughts == Counter({"alice": 1}), "the child's finished work was not done again"

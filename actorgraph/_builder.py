@@ -173,11 +173,12 @@ class GraphBuilder(Generic[S]):
         """Add a vertex.
 
         Args:
-            name: a unique name (not START or END, no `:` or `|`).
+            name: a unique name (not START or END, no `:`, `|` or `/`).
             fn: `fn(state)` or `fn(state, ctx)`; returns the new state, None
                 (forward the input), or a `Command`. Or a subgraph: a `Graph` or
                 a `CompiledGraph`, whose runs are nested in this graph's (see
-                `input` and `output`).
+                `input` and `output`); the graph's `retry` applies to it too
+                (`retry=[]` for none).
             retry: a `RetryPolicy` or several (the first that matches decides).
             timeout: seconds a task may run before it is abandoned and retried.
             destinations: where `Command(goto=...)` may route.
@@ -185,10 +186,12 @@ class GraphBuilder(Generic[S]):
             on_error: `handler(state, error)` run after the retries are spent; it returns
                 what the vertex would have (a state, or a `Command`). In a new process,
                 `error` is a `RecordedError`.
-            returns: `"state"` or `"update"`, for this vertex (default: the graph's).
+            returns: `"state"` or `"update"`, for this vertex (default: the graph's;
+                for a subgraph, `"update"` with `output`, else `"state"`).
             input: for a subgraph, `input(state)` makes its input (default: the state).
-            output: for a subgraph, `output(final)` makes what the vertex returns from
-                the subgraph's final state (default: the final state as it is).
+            output: for a subgraph, `output(final)` makes an update of this graph's
+                state from the subgraph's final state, applied through its reducers
+                (default: the final state is the vertex's new state, as it is).
 
         Returns:
             The graph, for chaining.

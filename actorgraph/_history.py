@@ -126,7 +126,7 @@ class History:
             return self.spec, thread_id
         spec: GraphSpec | None = self.spec
         for name in namespace.split(NS):
-            vertex = spec.vertices.get(name.split("@")[0].split(":")[0]) if spec is not None else None
+            vertex = spec.vertices.get(name.rpartition("@")[0].split(":")[0]) if spec is not None else None
             spec = vertex.child.spec if vertex is not None and vertex.child is not None else None
         thread = f"{thread_id}{NS}{namespace}"
         if spec is None or self._store().get(thread) is None:
@@ -185,7 +185,7 @@ class History:
             for vertex, status in latest.items():
                 out.setdefault(vertex, status)
             for namespace, child in self._children(spec, thread_id, loaded):
-                vertex = namespace.split("@")[0].split(":")[0]
+                vertex = namespace.rpartition("@")[0].split(":")[0]
                 if f"{vertex}/" not in out:
                     out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
                     inner = self.statuses(f"{thread_id}{NS}{namespace}", child)

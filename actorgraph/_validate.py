@@ -135,9 +135,16 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
-        returns=v.returns or ("state" if child is not None else graph.returns),
+        returns=v.returns or _subgraph_returns(v) or graph.returns,
         child=child,
     )
+
+
+def _subgraph_returns(v: Any) -> str | None:
+    """A subgraph vertex returns an update when `output` maps its final state, else that state."""
+    if v.child is None:
+        return None
+    return "update" if v.output is not None else "state"
 
 
 def _child_spec(v: Any, within: tuple[GraphBuilder[Any], ...]) -> ChildSpec:

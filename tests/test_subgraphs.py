@@ -46,9 +46,9 @@ def line(ran: Counter[str], *names: str, name: str = "inner") -> ag.Graph:
     return g
 
 
-def around(child: Any, name: str = "outer", **options: Any) -> ag.Graph:
+def around(child: Any, name: str = "outer", merge: Any = None, **options: Any) -> ag.Graph:
     """START -> pre -> research (the subgraph) -> post -> END."""
-    g: ag.Graph = ag.Graph(name=name)
+    g: ag.Graph = ag.Graph(name=name, merge=merge)
     g.add_vertex("pre", lambda s: {**s, "pre": True})
     g.add_vertex("research", child, **options)
     g.add_vertex("post", lambda s: {**s, "post": True})
@@ -81,21 +81,27 @@ def test_a_graph_or_a_compiled_graph_runs_as_a_vertex(compile_graph: Compile, co
     assert ran == Counter({"a": 1, "b": 1})
 
 
-def test_input_and_output_map_the_parent_state_to_the_child_and_back(compile_graph: Compile) -> None:
+def test_input_and_output_map_the_parent_state_to_the_child_and_an_update_back(
+    compile_graph: Compile,
+) -> None:
     inner: ag.Graph = ag.Graph(name="answerer")
-    inner.add_vertex("answer", lambda s: {**s, "a": s["q"].upper()})
+    inner.add_vertex("answer", lambda s: {**s, "a": s["q"].upper(), "notes": ["looked it up"]})
     inner.add_edge(ag.START, "answer")
     inner.add_edge("answer", ag.END)
     outer = around(
         inner,
         input=lambda parent: {"q": parent["question"]},
-        output=lambda final: {"question": "done", "answer": final["a"]},
+        output=lambda final: {"answer": final["a"], "notes": final["notes"]},
+        merge=by_key({"notes": append}),
     )
-    assert compile_graph(outer).invoke({"question": "why"}).state == {
-        "question": "done",
+    result = compile_graph(outer).invoke({"question": "why", "notes": ["asked"]})
+    assert result.state == {
+        "question": "why",
+        "notes": ["asked", "looked it up"],
+        "pre": True,
         "answer": "WHY",
         "post": True,
-    }
+    }, "the output is an update of the parent's state, through its reducers"
 
 
 def test_in_an_update_graph_a_subgraph_returns_its_final_state_counted_once(compile_graph: Compile) -> None:

@@ -20,6 +20,7 @@ SENDS = 1000
 BLOCKING = 50
 BLOCK_SECONDS = 0.05
 INVOKES = 2000
+CALLS = 100
 
 
 class Runner:
@@ -107,6 +108,22 @@ def ag_invokes() -> Runner:
     g.add_edge("b", "c")
     g.add_edge("c", ag.END)
     return Invokes(g, {"n": 0})
+
+
+def ag_subgraph() -> Runner:
+    """A 3-vertex child called from a parent loop of CALLS supersteps: each call is a nested run."""
+    child: ag.Graph = ag.Graph(name="child")
+    for name in ("a", "b", "c"):
+        child.add_vertex(name, lambda s: {"n": s["n"] + 1})
+    child.add_edge(ag.START, "a")
+    child.add_edge("a", "b")
+    child.add_edge("b", "c")
+    child.add_edge("c", ag.END)
+    g: ag.Graph = ag.Graph(name="parent")
+    g.add_vertex("call", child)
+    g.add_edge(ag.START, "call")
+    g.add_conditional_edges("call", lambda s: "call" if s["n"] < 3 * CALLS else ag.END)
+    return Runner(g, {"n": 0}, recursion_limit=CALLS + 10)
 
 
 # -- LangGraph ------------------------------------------------------------------
@@ -208,6 +225,23 @@ def lg_invokes() -> Callable[[], object]:
     return run
 
 
+def lg_subgraph() -> Callable[[], object]:
+    StateGraph, START, END = _lg()
+    child = StateGraph(N)
+    for name in ("a", "b", "c"):
+        child.add_node(name, lambda s: {"n": s["n"] + 1})
+    child.add_edge(START, "a")
+    child.add_edge("a", "b")
+    child.add_edge("b", "c")
+    child.add_edge("c", END)
+    g = StateGraph(N)
+    g.add_node("call", child.compile())
+    g.add_edge(START, "call")
+    g.add_conditional_edges("call", lambda s: "call" if s["n"] < 3 * CALLS else END)
+    app = g.compile()
+    return lambda: app.invoke({"n": 0}, {"recursion_limit": CALLS + 10})
+
+
 WORKLOADS = [
     Workload(f"loop: 1 vertex x {LOOP} supersteps", "superstep", LOOP, ag_loop, lg_loop),
     Workload(f"chain of {CHAIN} vertices", "vertex", CHAIN, ag_chain, lg_chain),
@@ -223,4 +257,5 @@ WORKLOADS = [
         ideal=BLOCK_SECONDS,
     ),
     Workload(f"{INVOKES} invokes of a 3-vertex chain", "invoke", INVOKES, ag_invokes, lg_invokes, per="rate"),
+    Workload(f"subgraph: 3-vertex child called {CALLS} times", "call", CALLS, ag_subgraph, lg_subgraph),
 ]

@@ -49,6 +49,8 @@ RUNS: dict[str, Example] = {
     "resume_after_crash.py": Example((), "vertex runs: total=1, w0=1, w1=1, w2=1, w3=2, w4=2"),
     "retry_flaky_api.py": Example((), "sunny in Lima; runs: {'prepare': 1, 'fetch': 7}"),
     "streaming.py": Example((), "ainvoke: intro / body / end"),
+    "subgraphs.py": Example((), "research's own history, newest first: [(2, ()), (1, ('summarize',))"),
+    "supervisor.py": Example((), "turns: researcher -> writer: need more -> researcher -> writer"),
     "superstep_state.py": Example((), "runs: {'news': 1, 'prices': 2, 'weather': 1}"),
     "supersteps.py": Example((), "superstep 2: left, right"),
 }

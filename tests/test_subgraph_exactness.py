@@ -226,6 +226,34 @@ def test_a_kill_inside_a_subgraph_on_postgres_resumes_exactly(postgres_server: A
                 admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+CHAIN = eg.complete(6, [0], [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, "END")], [], [], seer=0, extras=True)
+"""Six vertices in a row: a subgraph run of six supersteps."""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_parent_killed_in_its_childs_fifth_superstep_resumes_the_child_there(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Killed inside the fifth inner task: supersteps 1-4 never run again; the state counts each once."""
+    db = request.getfixturevalue("postgres_db") if backend == "postgres" else str(tmp_path / "runs.db")
+    kill_and_resume(CHAIN, 1, db, tmp_path, where=["--in-task", "v4@5"], point=f"{backend}: in v4@5")
+    lines = (tmp_path / "ledger.txt").read_text().split()
+    assert lines == [
+        "run",
+        "v0@1",
+        "run",
+        "v1@2",
+        "run",
+        "v2@3",
+        "run",
+        "v3@4",
+        "resume",
+        "v4@5",
+        "resume",
+        "v5@6",
+    ]
+
+
 # -- an interrupt two subgraphs deep, answered by another process ---------------------
 
 

@@ -89,6 +89,7 @@ def child_failed(at: Attempt, exc: BaseException) -> VertexResult:
         pathed.__cause__ = exc.__cause__
         return VertexResult.failure(task, attempt, ErrorInfo.from_exception(pathed), at.started, env.now())
     retryable = not isinstance(exc, _NEVER_RETRIED)
+    exc.add_note(f"(in the run of subgraph vertex {task.vertex!r}, task {task.id!r})")
     if not isinstance(exc, ActorGraphError) and not isinstance(exc, Exception):
         exc = ActorGraphError(f"the run of subgraph {task.vertex!r} ended with {type(exc).__name__}: {exc}")
     return VertexResult.failure(

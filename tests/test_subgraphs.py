@@ -778,3 +778,17 @@ def test_a_handoff_the_parent_never_recorded_is_found_again_on_resume(
     result = app.invoke(None, thread_id="t")
     assert result.state == {"turns": ["alice", "bob"]}
     assert thoughts == Counter({"alice": 1}), "the child's finished work was not done again"
+
+
+def test_an_engine_error_inside_a_subgraph_says_which_subgraph_run_raised_it(compile_graph: Compile) -> None:
+    inner: ag.Graph = ag.Graph(name="router")
+    inner.add_vertex("a", lambda s: s)
+    inner.add_edge(ag.START, "a")
+    inner.add_conditional_edges("a", lambda s: None, ["a", ag.END])
+    mid = around(inner, name="mid")
+    with pytest.raises(ag.RoutingError) as raised:
+        compile_graph(around(mid, name="top")).invoke({})
+    assert raised.value.__notes__ == [
+        "(in the run of subgraph vertex 'research', task 'research')",
+        "(in the run of subgraph vertex 'research', task 'research')",
+    ]

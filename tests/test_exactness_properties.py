@@ -334,19 +334,39 @@ def crash_and_resume(
         assert committed == step_of(str(in_task)) - 1, point
         assert once is None or once in stored, point
     survivor = child(["resume", str(db), "t", str(ledger), graph, "--out", str(out)], "survivor")
+    ran_before = assert_resumed_exactly(
+        survivor, ledger, out, expected=(expected, tokens), stored=stored, point=point
+    )
+    if after_step is not None:
+        assert Counter(ran_before) == Counter(stored), f"{point}: a finished task was not stored"
+
+
+def assert_resumed_exactly(  # noqa: PLR0913 - what the survivor left, and what it must match
+    survivor: subprocess.CompletedProcess[str],
+    ledger: Path,
+    out: Path,
+    *,
+    expected: tuple[dict[str, Any], list[str]],
+    stored: set[str],
+    point: str,
+) -> list[str]:
+    """The resumed run ended as the uninterrupted one, and ran exactly the tasks not stored before the kill.
+
+    `expected` is the uninterrupted run's `(state, tokens)`. Returns the tokens
+    of the tasks the killed process finished.
+    """
+    state, tokens = expected
     assert survivor.returncode == 0, f"{point}: the resume failed:\n{survivor.stderr}"
     lines = [line.split() for line in ledger.read_text().splitlines()] if ledger.exists() else []
     ran_before = [token for mode, token in lines if mode == "run"]
     ran_after = [token for mode, token in lines if mode == "resume"]
     result = json.loads(out.read_text())
-
     assert result["status"] == "done", point
-    assert result["state"] == json.loads(json.dumps(expected)), point
+    assert result["state"] == json.loads(json.dumps(state)), point
     assert stored <= set(ran_before), f"{point}: the store holds a task that never finished"
     assert not stored & set(ran_after), f"{point}: stored tasks ran again: {sorted(stored & set(ran_after))}"
     assert Counter(ran_after) == Counter(set(tokens) - stored), f"{point}: each unstored task runs once"
-    if after_step is not None:
-        assert Counter(ran_before) == Counter(stored), f"{point}: a finished task was not stored"
+    return ran_before
 
 
 def kill_points(desc: eg.Desc) -> Iterator[tuple[str, dict[str, Any]]]:

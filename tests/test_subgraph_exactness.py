@@ -30,6 +30,7 @@ from test_exactness_properties import (
     MAX_TASKS,
     FaultProbe,
     assert_counted_once,
+    assert_resumed_exactly,
     child,
     examples,
     graphs,
@@ -166,16 +167,7 @@ def kill_and_resume(  # noqa: PLR0913 - the graph, where it is stored, and where
     if where[0] == "--after-step":
         assert committed == int(where[1]), point
     survivor = child(["resume", db, "t", str(ledger), graph, "--out", str(out), *nest], "survivor")
-    assert survivor.returncode == 0, f"{point}: the resume failed:\n{survivor.stderr}"
-    lines = [line.split() for line in ledger.read_text().splitlines()] if ledger.exists() else []
-    ran_before = [token for mode, token in lines if mode == "run"]
-    ran_after = [token for mode, token in lines if mode == "resume"]
-    result = json.loads(out.read_text())
-    assert result["status"] == "done", point
-    assert result["state"] == json.loads(json.dumps(expected)), point
-    assert stored <= set(ran_before), f"{point}: the store holds a task that never finished"
-    assert not stored & set(ran_after), f"{point}: stored tasks ran again: {sorted(stored & set(ran_after))}"
-    assert Counter(ran_after) == Counter(set(tokens) - stored), f"{point}: each unstored task runs once"
+    assert_resumed_exactly(survivor, ledger, out, expected=(expected, tokens), stored=stored, point=point)
 
 
 def inner_kill_points(desc: eg.Desc) -> Iterator[tuple[str, list[str]]]:

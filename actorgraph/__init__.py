@@ -8,6 +8,7 @@ from actorgraph._compiled import CompiledGraph
 from actorgraph._context import Context, interrupt
 from actorgraph._errors import (
     ActorGraphError,
+    BackendError,
     CheckpointError,
     ConfigError,
     GraphValidationError,
@@ -50,6 +51,7 @@ __all__ = [
     "PARENT",
     "START",
     "ActorGraphError",
+    "BackendError",
     "CheckpointError",
     "Command",
     "CompiledGraph",

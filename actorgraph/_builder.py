@@ -103,6 +103,7 @@ class _Vertex:
     returns: Returns | None
     input: Callable[[Any], Any] | None = None
     output: Callable[[Any], Any] | None = None
+    resources: Mapping[str, float] | None = None
 
     @property
     def child(self) -> Any:
@@ -169,6 +170,7 @@ class GraphBuilder(Generic[S]):
         returns: Returns | None = None,
         input: Callable[[Any], Any] | None = None,  # noqa: A002 - the subgraph's input, as in LangGraph
         output: Callable[[Any], Any] | None = None,
+        resources: Mapping[str, float] | None = None,
     ) -> GraphBuilder[S]:
         """Add a vertex.
 
@@ -192,6 +194,9 @@ class GraphBuilder(Generic[S]):
             output: for a subgraph, `output(final)` makes an update of this graph's
                 state from the subgraph's final state, applied through its reducers
                 (default: the final state is the vertex's new state, as it is).
+            resources: what a worker running this vertex must hold on a distributed
+                backend: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}` (Ray's
+                names); the thread backend ignores them.
 
         Returns:
             The graph, for chaining.
@@ -202,7 +207,9 @@ class GraphBuilder(Generic[S]):
             raise GraphValidationError(msg)
         options: dict[str, Any] = {"retry": retry, "timeout": timeout, "destinations": destinations}
         options |= {"concurrency": concurrency, "on_error": on_error, "returns": returns}
-        self._vertices[name] = _checked_vertex(name, fn, input=input, output=output, **options)
+        vertex = _checked_vertex(name, fn, input=input, output=output, **options)
+        vertex.resources = _resources(name, resources)
+        self._vertices[name] = vertex
         return self
 
     def add_edge(self, src: str | Sequence[str], dst: str) -> GraphBuilder[S]:
@@ -312,6 +319,25 @@ def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
         input,
         output,
     )
+
+
+def _resources(name: str, resources: Any) -> dict[str, float] | None:
+    """`add_vertex(resources=)` checked: names to non-negative amounts."""
+    if resources is None:
+        return None
+    if not isinstance(resources, Mapping):
+        msg = f"vertex {name!r}: resources must be a mapping such as {{'num_cpus': 1}}, got {resources!r}"
+        raise GraphValidationError(msg)
+    checked: dict[str, float] = {}
+    for key, amount in resources.items():
+        if not isinstance(key, str) or not key:
+            msg = f"vertex {name!r}: resource names must be non-empty strings, got {key!r}"
+            raise GraphValidationError(msg)
+        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
+            msg = f"vertex {name!r}: resource {key!r} must be a number >= 0, got {amount!r}"
+            raise GraphValidationError(msg)
+        checked[key] = float(amount)
+    return checked
 
 
 def is_subgraph(fn: Any) -> bool:

@@ -45,7 +45,7 @@ class CompiledGraph(Generic[S]):
         self.checkpointer = settings.checkpointer
         self._settings = settings
         self._threads = History(settings.spec, settings.checkpointer)
-        self._runtime = Runtime(settings.spec, clock, launcher=launch_child)
+        self._runtime = Runtime(settings.spec, clock, launcher=launch_child, backend=settings.backend)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property

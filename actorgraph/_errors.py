@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 __all__ = [
     "ActorGraphError",
+    "BackendError",
     "CheckpointError",
     "ConfigError",
     "GraphValidationError",
@@ -41,6 +42,10 @@ class ConfigError(ActorGraphError, ValueError, TypeError):
     that is not a class or a module, `history(limit=-1)`. It is also a
     `ValueError` and a `TypeError`, so code written against the builtins keeps working.
     """
+
+
+class BackendError(ActorGraphError):
+    """A backend cannot run the graph: its cluster does not answer, or no node has a vertex's resources."""
 
 
 class MissingDependencyError(ActorGraphError, ImportError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+from actorgraph._backend import THREADS, Backend
 from actorgraph._builder import GraphBuilder
 from actorgraph._clock import Clock
 from actorgraph._compiled import CompiledGraph
@@ -42,6 +43,7 @@ class Graph(GraphBuilder[S]):
         clock: Clock | None = None,
         listeners: Sequence[Listener] = (),
         context: Any = None,
+        backend: Backend | None = None,
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -57,12 +59,16 @@ class Graph(GraphBuilder[S]):
                 threads; see `actorgraph.events`).
             context: the default `context=` of every run (clients, settings),
                 so a resume needs no `context=`; a run's own `context=` overrides it.
+            backend: where vertex work runs: None for threads of this process,
+                `actorgraph.ray.RayBackend(...)` for Ray worker processes.
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
         """
         spec = build_spec(self)
         check_child_checkpointers(spec, checkpointer)
+        backend = THREADS if backend is None else backend
+        backend.check(spec)
         settings = GraphSettings(
             spec,
             checkpointer,
@@ -70,5 +76,6 @@ class Graph(GraphBuilder[S]):
             check_durability(durability),
             tuple(listeners),
             context,
+            backend,
         )
         return CompiledGraph(settings, clock=clock)

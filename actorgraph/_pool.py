@@ -41,7 +41,7 @@ from actorgraph.events import TaskStarted
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["VertexActor", "VertexPool"]
+__all__ = ["VertexActor", "VertexPool", "done_of", "failed_result", "report"]
 
 
 class VertexPool:
@@ -206,7 +206,7 @@ class VertexActor(pykka.ThreadingActor):
                 return
             self._current = None
             following = self.pool.next_order(self)  # before reporting: see the module docstring
-            _report(order, done)
+            report(order, done)
             order = following
         if self.abandoned:
             self.stop()
@@ -228,7 +228,8 @@ class VertexActor(pykka.ThreadingActor):
 
     def _run(self, order: Order) -> Done:
         if order.cancel.is_set():
-            return Done(order.run_id, order.token, _failed(order, RunCancelledError("the run was cancelled")))
+            cancelled = RunCancelledError("the run was cancelled")
+            return Done(order.run_id, order.token, failed_result(order, cancelled))
         task = order.task
         if order.env.listen is not None:
             order.env.listen(
@@ -245,14 +246,7 @@ class VertexActor(pykka.ThreadingActor):
         finally:
             if timed:
                 pool.unwatch(order, self)
-        blobs: Mapping[str, bytes] = {}
-        encode = order.env.encode
-        if encode is not None and result.status == "ok":
-            try:
-                blobs = encode(order.env.node_id(task), result)
-            except SerializationError as exc:  # unstorable: fail the task before anything is written
-                result = _failed(order, exc)
-        return Done(order.run_id, order.token, result, blobs)
+        return done_of(order, result)
 
     def _run_async(self, awaitable: Awaitable[Any]) -> Any:
         """Run an async vertex's coroutine on this actor's own event loop; cancel it with the run."""
@@ -270,13 +264,25 @@ class VertexActor(pykka.ThreadingActor):
         )
         died.__cause__ = exc
         try:
-            _report(order, Done(order.run_id, order.token, _failed(order, died, retryable=True)))
+            report(order, Done(order.run_id, order.token, failed_result(order, died, retryable=True)))
         finally:
             self.pool.retire(self)
             self.stop()
 
 
-def _report(order: Order, done: Done) -> None:
+def done_of(order: Order, result: VertexResult) -> Done:
+    """The report of `order`'s outcome, with the states it made serialized for the checkpointer."""
+    blobs: Mapping[str, bytes] = {}
+    encode = order.env.encode
+    if encode is not None and result.status == "ok":
+        try:
+            blobs = encode(order.env.node_id(order.task), result)
+        except SerializationError as exc:  # unstorable: fail the task before anything is written
+            result = failed_result(order, exc)
+    return Done(order.run_id, order.token, result, blobs)
+
+
+def report(order: Order, done: Done) -> None:
     """Tell the run's coordinator; drop the report if it is gone (the graph was closed)."""
     try:  # noqa: SIM105 - contextlib.suppress costs a context manager on every task
         order.reply_to.tell(done)
@@ -284,7 +290,7 @@ def _report(order: Order, done: Done) -> None:
         pass
 
 
-def _failed(order: Order, exc: BaseException, *, retryable: bool = False) -> VertexResult:
+def failed_result(order: Order, exc: BaseException, *, retryable: bool = False) -> VertexResult:
     return VertexResult.failure(order.task, order.attempt, ErrorInfo.from_exception(exc, retryable=retryable))
 
 

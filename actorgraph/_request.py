@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
+from actorgraph._backend import THREADS, Backend
 from actorgraph._errors import ConfigError
 from actorgraph._recorder import DURABILITY, Durability
 from actorgraph._setup import Breakpoints
@@ -73,6 +74,7 @@ class GraphSettings:
     durability: Durability
     listeners: tuple[Listener, ...] = ()
     context: Any = None
+    backend: Backend = THREADS
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,13 +11,14 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
+from actorgraph._backend import THREADS, Backend
 from actorgraph._children import ChildRunner, Launcher
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
 from actorgraph._handle import STOP_WAIT
 from actorgraph._log import log
 from actorgraph._messages import Order
-from actorgraph._pool import VertexActor, VertexPool
+from actorgraph._pool import VertexActor
 from actorgraph._setup import Launch
 from actorgraph._spec import GraphSpec
 from actorgraph._timer import Timer
@@ -32,7 +33,7 @@ class Runtime:
     to its vertex's pool, abandoning a stuck one, and calling back after a backoff.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the graph, and what its actors share
         self,
         spec: GraphSpec,
         clock: Clock | None,
@@ -40,6 +41,7 @@ class Runtime:
         launcher: Launcher | None = None,
         coordinators: int = 4,
         shared: dict[int, Runtime] | None = None,
+        backend: Backend = THREADS,
     ) -> None:
         """Prepare the actors of `spec` (started on demand).
 
@@ -50,12 +52,13 @@ class Runtime:
             coordinators: the most coordinator actors (each drives many runs).
             shared: the runtimes of subgraphs already made, by spec: two vertices
                 running one subgraph share its actors and their bounds.
+            backend: where vertex work runs (the subgraphs' too).
         """
         self.spec = spec
         self._clock = clock
         self._lock = threading.Lock()
         self._timer: Timer | None = None
-        self.pools = {name: VertexPool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
+        self.pools = {name: backend.pool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
         self.coordinators = CoordinatorPool(coordinators)
         self.closed = False
         self.children: dict[str, ChildRunner] = {}
@@ -66,7 +69,7 @@ class Runtime:
                 continue
             inner = shared.get(id(vertex.child.spec))
             if inner is None:
-                inner = Runtime(vertex.child.spec, clock, launcher=launcher, shared=shared)
+                inner = Runtime(vertex.child.spec, clock, launcher=launcher, shared=shared, backend=backend)
                 shared[id(vertex.child.spec)] = inner
                 self._inner.append(inner)
             self.children[name] = ChildRunner(spec, vertex, inner, launcher, self.timer)

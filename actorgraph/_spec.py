@@ -54,6 +54,7 @@ class VertexSpec:
         on_error: `handler(state, error)` run after the retries are spent, or None.
         returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
         child: for a subgraph vertex, its graph (then `fn` is never called).
+        resources: what a worker running it must hold (distributed backends), or None.
     """
 
     name: str
@@ -66,6 +67,7 @@ class VertexSpec:
     on_error: Callable[..., Any] | None
     returns: str
     child: ChildSpec | None = None
+    resources: Mapping[str, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)

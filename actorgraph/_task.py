@@ -10,18 +10,18 @@ state, and returns a `VertexResult` whose status is `ok`, `error` or
 from __future__ import annotations
 
 import functools
-import inspect
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph._context import Context, InterruptSignal, TaskScope, current_scope
+from actorgraph._call import Call, Called, call_vertex
+from actorgraph._context import Context
 from actorgraph._copy import copy_state
 from actorgraph._errors import InvalidUpdateError, RoutingError
 from actorgraph._lineage import distinct, merge_located
 from actorgraph._routing import route
-from actorgraph._spec import GraphSpec, VertexSpec
+from actorgraph._spec import GraphSpec
 from actorgraph._types import (
     PARENT,
     UNSET,
@@ -37,7 +37,7 @@ from actorgraph._types import (
 from actorgraph._update import apply_update
 from actorgraph.merge import has_keys, works_by_key
 
-__all__ = ["Attempt", "TaskEnv", "input_node", "run_attempt", "succeeded"]
+__all__ = ["Attempt", "Prepared", "TaskEnv", "finish", "input_node", "prepare", "run_attempt", "succeeded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +136,10 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     failure: ErrorInfo | None = None,
     run_async: Callable[[Awaitable[Any]], Any] = _run_coroutine,
 ) -> VertexResult:
-    """Run one attempt of `task` and describe its outcome.
+    """Run one attempt of `task` in this thread and describe its outcome.
+
+    The three steps another backend splits across processes: `prepare` (here),
+    `call_vertex` (wherever the vertex runs), `finish` (here).
 
     Args:
         spec: the graph.
@@ -149,33 +152,72 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
     """
-    at = Attempt(task, attempt, env.now(), env)
+    prepared = prepare(spec, task, attempt, env)
+    if isinstance(prepared, VertexResult):
+        return prepared
+    call = prepared.call(failure)
+    ctx = call.context_for(functools.partial(env.emit, task) if env.emit is not None else None)
     vertex = spec.vertices[task.vertex]
-    node_id = f"{env.node_prefix}{task.step}:{task.id}"
+    state = copy_state(prepared.node_in.state)
+    called = call_vertex(vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async)
+    return finish(spec, prepared, called, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A task ready to call: its attempt and its input version."""
+
+    at: Attempt
+    node_in: Node
+    node_id: str
+
+    def call(self, failure: ErrorInfo | None) -> Call:
+        """The call of the vertex, as another process needs it."""
+        task, env = self.at.task, self.at.env
+        return Call(
+            task.vertex,
+            task.id,
+            task.step,
+            self.at.number,
+            env.thread_id,
+            env.context,
+            task.value,
+            task.resumes,
+            failure,
+        )
+
+
+def prepare(spec: GraphSpec, task: Task, attempt: int, env: TaskEnv) -> Prepared | VertexResult:
+    """Start an attempt: merge the task's inputs (a failed merge is the task's `error` outcome)."""
+    at = Attempt(task, attempt, env.now(), env)
+    node_id = env.node_id(task)
     try:
-        node_in = input_node(spec, task, node_id)
+        return Prepared(at, input_node(spec, task, node_id), node_id)
     except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
         return at.failed(exc, retryable=False)
-    ctx = _context(task, attempt, env)
-    scope = TaskScope(
-        thread_id=env.thread_id, step=task.step, task_id=task.id, vertex=task.vertex, resumes=task.resumes
-    )
-    token = current_scope.set(scope)
+
+
+def finish(spec: GraphSpec, prepared: Prepared, called: Called, ctx: Context[Any]) -> VertexResult:
+    """The task's outcome from what its vertex did: paused, failed, or its new state routed.
+
+    Args:
+        spec: the graph.
+        prepared: the attempt.
+        called: what the vertex did.
+        ctx: the `ctx` routers are given (its `value` is the vertex's after the call).
+    """
+    at = prepared.at
+    if called.pending is not None:
+        return at.paused(called.pending)
+    if called.error is not None:
+        return VertexResult.failure(at.task, at.number, called.error, at.started, at.env.now())
+    ctx.value = called.value
     try:
-        returned = _call(vertex, copy_state(node_in.state), ctx, failure)
-        if type(returned) is not dict and inspect.isawaitable(returned):  # an async vertex
-            returned = run_async(returned)
-        if scope.pending is not None:  # the vertex swallowed its own interrupt
-            return at.paused(scope.pending)
-        return succeeded(spec, at, node_in, returned, ctx=ctx, node_id=node_id)
-    except InterruptSignal as signal:
-        return at.paused(signal.pending)
+        return succeeded(spec, at, prepared.node_in, called.returned, ctx=ctx, node_id=prepared.node_id)
     except (RoutingError, InvalidUpdateError) as exc:
         return at.failed(exc, retryable=False)
-    except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
+    except Exception as exc:  # noqa: BLE001 - a failing reducer or schema check is the task's error
         return at.failed(exc)
-    finally:
-        current_scope.reset(token)
 
 
 def succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returned
@@ -213,30 +255,6 @@ def _handed_off(at: Attempt, node_in: Node, command: Command) -> VertexResult:
         raise InvalidUpdateError(msg)
     handoff = Handoff(copy_state(command.update) if command.update is not None else None, goto)  # type: ignore[arg-type]
     return at.result("ok", state=node_in.state, handoff=handoff, node=node_in)
-
-
-def _context(task: Task, attempt: int, env: TaskEnv) -> Context[Any]:
-    """What the vertex sees of its run: the `ctx` argument."""
-    return Context(
-        step=task.step,
-        attempt=attempt,
-        vertex=task.vertex,
-        task_id=task.id,
-        thread_id=env.thread_id,
-        context=env.context,
-        value=task.value,
-        emit=functools.partial(env.emit, task) if env.emit is not None else None,
-    )
-
-
-def _call(vertex: VertexSpec, state: Any, ctx: Context[Any], failure: ErrorInfo | None) -> Any:
-    if failure is None:
-        return vertex.fn(state, ctx) if vertex.takes_ctx else vertex.fn(state)
-    handler = vertex.on_error
-    if handler is None:  # pragma: no cover - the coordinator only asks when there is one
-        msg = f"vertex {vertex.name!r} has no on_error handler"
-        raise InvalidUpdateError(msg)
-    return handler(state, failure.as_exception())
 
 
 def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:

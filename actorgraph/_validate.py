@@ -137,6 +137,7 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         on_error=v.on_error,
         returns=v.returns or _subgraph_returns(v) or graph.returns,
         child=child,
+        resources=v.resources,
     )
 
 

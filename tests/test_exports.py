@@ -18,6 +18,7 @@ PUBLIC = {
         "PARENT",
         "START",
         "ActorGraphError",
+        "BackendError",
         "CheckpointError",
         "Command",
         "ConfigError",
@@ -123,7 +124,7 @@ def test_every_public_name_has_a_docstring() -> None:
 def test_only_public_modules_have_public_names() -> None:
     names = {m.name for m in pkgutil.iter_modules(actorgraph.__path__)}
     public = {n for n in names if not n.startswith("_")}
-    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw"}
+    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray"}
 
 
 # -- layering ------------------------------------------------------------------------------------
@@ -138,6 +139,7 @@ LAYERS: dict[str, list[str]] = {
         "_superstep",
         "_routing",
         "_task",
+        "_call",
         "_retry",
         "_recorded",
         "_subtask",
@@ -154,6 +156,7 @@ LAYERS: dict[str, list[str]] = {
         "_handle",
         "_emitter",
         "_pool",
+        "_backend",
         "_timer",
         "_recorder",
         "_setup",
@@ -173,7 +176,7 @@ LAYERS: dict[str, list[str]] = {
         "_compiled",
         "_graph",
     ],
-    "edges": ["logging", "testing", "__init__"],
+    "edges": ["logging", "testing", "ray", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
 NAMES = list(LAYERS)
@@ -181,7 +184,7 @@ NAMES = list(LAYERS)
 
 def _layer_of(relative: Path) -> str:
     top = relative.parts[0]
-    return "checkpoint" if top == "checkpoint" else relative.stem
+    return top if top in {"checkpoint", "ray"} else relative.stem
 
 
 def _imports(path: Path) -> set[str]:

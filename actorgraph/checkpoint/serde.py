@@ -191,7 +191,7 @@ class PickleSerializer:
             SerializationError: `value` cannot be pickled (the cause is chained).
         """
         try:
-            import cloudpickle  # type: ignore[import-untyped]  # noqa: PLC0415 - only this serializer needs it
+            import cloudpickle  # noqa: PLC0415 - only this serializer needs it
 
             pickled: bytes = cloudpickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:

@@ -1,0 +1,325 @@
+"""`RayBackend`: vertex work in Ray worker processes, on one machine or a cluster."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import cloudpickle
+
+from actorgraph._backend import Pool
+from actorgraph._call import VertexCode
+from actorgraph._errors import ActorGraphError, BackendError, GraphValidationError
+from actorgraph._spec import GraphSpec, VertexSpec
+from actorgraph._timer import Timer
+from actorgraph.ray._connect import connect, import_ray
+from actorgraph.ray._partition import PartitionWorker
+from actorgraph.ray._pool import Finisher, RayPool
+from actorgraph.ray._states import StateCache
+
+__all__ = ["Group", "Partition", "RayBackend"]
+
+Profile = tuple[tuple[str, float], ...]  # a vertex's resources, sorted: the key of its group
+
+
+@dataclass(slots=True)
+class Partition:
+    """One partition actor and the attempts it is running (the driver's count)."""
+
+    actor: Any
+    load: int = 0
+
+
+@dataclass(slots=True)
+class Group:
+    """The partitions that hold one resource profile; attempts go to the least loaded."""
+
+    profile: Profile
+    partitions: list[Partition]
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def pick(self) -> Partition:
+        """The least-loaded partition, counted as running one more attempt."""
+        with self.lock:
+            best = min(self.partitions, key=lambda p: p.load)
+            best.load += 1
+            return best
+
+    def release(self, partition: Partition) -> None:
+        """An attempt on `partition` ended."""
+        with self.lock:
+            partition.load -= 1
+
+
+class RayBackend:
+    """Runs vertex functions in Ray worker processes: `compile(backend=RayBackend())`.
+
+    Vertices are placed on a bounded set of partition actors (Pregel's workers):
+    one group for vertices without `resources`, and one group per distinct
+    `resources` request, whose partitions each hold those resources. The
+    coordinator, routers, merges and the checkpointer stay in this process.
+
+    One backend can serve many compiled graphs; `close()` it (or use it as a
+    context manager) when done: it kills its partitions, and stops Ray if it
+    started it.
+    """
+
+    def __init__(  # noqa: PLR0913 - the cluster, and how work is spread on it
+        self,
+        address: str | None = None,
+        *,
+        partitions: int | None = None,
+        max_concurrency: int = 128,
+        num_cpus: int | None = None,
+        connect_timeout: float = 60.0,
+        large_state: int = 100 * 1024,
+        max_state_bytes: int | None = None,
+        init: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Describe the backend; Ray is joined or started at the first `compile` that uses it.
+
+        Args:
+            address: None to join the Ray running on this machine or start one;
+                `"auto"` to join the cluster started here with `ray start --head`;
+                `"host:port"` or `"ray://host:port"` to join a cluster.
+            partitions: the partition actors of the default group, and the most
+                of any resource group (default: the cluster's CPUs).
+            max_concurrency: the most attempts one partition runs at once (threads).
+            num_cpus: the CPUs of a Ray started here (default: the machine's).
+            connect_timeout: the most seconds to wait for the cluster to answer.
+            large_state: states pickled larger than this many bytes go through
+                Ray's object store (once per superstep) rather than with each call.
+            max_state_bytes: the largest state a task may be sent (default: the
+                object store's capacity).
+            init: more keyword arguments for `ray.init` (`runtime_env`, ...).
+
+        Raises:
+            ConfigError: a setting out of range.
+        """
+        _check_settings(partitions, max_concurrency, connect_timeout, large_state)
+        self.address = address
+        self._partitions = partitions
+        self._max_concurrency = max_concurrency
+        self._num_cpus = num_cpus
+        self._connect_timeout = connect_timeout
+        self._large = large_state
+        self._most = max_state_bytes
+        self._init = dict(init or {})
+        self._lock = threading.RLock()
+        self._ray: Any = None
+        self._release: threading.Event | None = None  # set: the thread that started Ray may end
+        self._groups: dict[Profile, Group] = {}
+        self._code: dict[int, tuple[VertexSpec, bytes]] = {}
+        self._finisher: Any = None
+        self._states: StateCache | None = None
+        self._remote: Any = None
+        self.closed = False
+
+    # -- what the engine calls ---------------------------------------------------------------
+
+    def check(self, spec: GraphSpec) -> None:
+        """Join Ray; refuse a vertex whose code cannot be pickled or whose resources no node has.
+
+        Raises:
+            GraphValidationError: a vertex function cannot be pickled (naming the vertex).
+            BackendError: the cluster does not answer, or no node has a vertex's resources.
+        """
+        self._connect()
+        for path, vertex in _vertices(spec):
+            self._pickled_code(path, vertex)
+            if vertex.resources:
+                self._feasible(path, vertex.resources)
+
+    def pool(self, spec: GraphSpec, vertex: VertexSpec, timer: Callable[[], Timer]) -> Pool:
+        """The pool of `vertex`: its code in the object store, its group of partitions."""
+        self._connect()
+        blob = self._pickled_code(vertex.name, vertex)
+        group = self._group(vertex.resources)
+        return RayPool(self, spec=spec, vertex=vertex, timer=timer, group=group, code=self.ray.put(blob))
+
+    # -- the connection and the partitions ---------------------------------------------------
+
+    @property
+    def ray(self) -> Any:
+        """The `ray` module (after the backend connected)."""
+        return self._ray
+
+    @property
+    def finisher(self) -> Any:
+        """The actor that finishes the tasks whose answers land."""
+        return self._finisher
+
+    @property
+    def states(self) -> StateCache:
+        """Where input states are encoded for the wire."""
+        if self._states is None:  # pragma: no cover - set by _connect before any pool exists
+            msg = "the Ray backend is not connected"
+            raise ActorGraphError(msg)
+        return self._states
+
+    def placement(self) -> dict[str, list[tuple[str, int]]]:
+        """Where the partitions run: `{profile: [(node id, pid), ...]}` (`"default"` for no resources).
+
+        Waits (bounded by `connect_timeout`) for partitions still starting.
+        """
+        with self._lock:
+            groups = list(self._groups.values())
+        out: dict[str, list[tuple[str, int]]] = {}
+        for group in groups:
+            refs = [p.actor.where.remote() for p in group.partitions]
+            name = ",".join(f"{k}={v:g}" for k, v in group.profile) or "default"
+            out[name] = [(str(n), int(p)) for n, p in self.ray.get(refs, timeout=self._connect_timeout)]
+        return out
+
+    def close(self) -> None:
+        """Kill the partitions; stop Ray if this backend started it. Idempotent."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            groups, self._groups = list(self._groups.values()), {}
+            finisher, self._finisher = self._finisher, None
+        ray = self._ray
+        for group in groups:
+            for partition in group.partitions:
+                with contextlib.suppress(Exception):
+                    ray.kill(partition.actor, no_restart=True)
+        if finisher is not None:
+            finisher.stop()
+        if self._release is not None:
+            if ray is not None and ray.is_initialized():
+                ray.shutdown()
+            self._release.set()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RayBackend(address={self.address!r})"
+
+    def _connect(self) -> None:
+        with self._lock:
+            if self.closed:
+                msg = "this RayBackend is closed; make a new one"
+                raise BackendError(msg)
+            if self._ray is not None:
+                return
+            self._release = connect(
+                self.address, num_cpus=self._num_cpus, wait=self._connect_timeout, init=self._init
+            )
+            ray = import_ray()
+            store = ray.cluster_resources().get("object_store_memory", 0)
+            most = self._most if self._most is not None else int(store) or 2**31
+            self._states = StateCache(ray, large=self._large, most=most)
+            self._finisher = Finisher.start()
+            self._remote = ray.remote(PartitionWorker)
+            self._ray = ray
+
+    def _pickled_code(self, path: str, vertex: VertexSpec) -> bytes:
+        kept = self._code.get(id(vertex))
+        if kept is not None and kept[0] is vertex:
+            return kept[1]
+        try:
+            blob: bytes = cloudpickle.dumps(VertexCode.of(vertex))
+        except Exception as exc:
+            msg = (
+                f"vertex {path!r} cannot run on the Ray backend: its function (or on_error handler) "
+                f"cannot be pickled ({type(exc).__name__}: {exc}); a lock, a client or an open file "
+                "in a closure cannot travel: create it inside the function, or pass it in context="
+            )
+            raise GraphValidationError(msg) from exc
+        self._code[id(vertex)] = (vertex, blob)
+        return blob
+
+    def _nodes(self) -> list[dict[str, float]]:
+        return [n["Resources"] for n in self.ray.nodes() if n.get("Alive")]
+
+    def _feasible(self, path: str, resources: Mapping[str, float]) -> None:
+        if _fits(self._nodes(), resources) == 0:
+            have = "; ".join(
+                ", ".join(f"{k}={v:g}" for k, v in sorted(node.items()) if not k.startswith("node:"))
+                for node in self._nodes()
+            )
+            msg = (
+                f"vertex {path!r} asks for resources {dict(resources)}, which no node of the Ray "
+                f"cluster has (nodes: {have or 'none'}); add a node that has them, or change the request"
+            )
+            raise BackendError(msg)
+
+    def _group(self, resources: Mapping[str, float] | None) -> Group:
+        profile: Profile = tuple(sorted((resources or {}).items()))
+        with self._lock:
+            group = self._groups.get(profile)
+            if group is None:
+                started = [Partition(self._start_partition(profile)) for _ in self._count(profile)]
+                group = Group(profile, started)
+                self._groups[profile] = group
+            return group
+
+    def _count(self, profile: Profile) -> range:
+        cpus = int(self.ray.cluster_resources().get("CPU", 1)) or 1
+        most = self._partitions or cpus
+        if not profile:
+            return range(most)
+        return range(max(1, min(most, int(min(_fits(self._nodes(), dict(profile)), most)))))
+
+    def _start_partition(self, profile: Profile) -> Any:
+        wanted = dict(profile)
+        options: dict[str, Any] = {
+            "max_restarts": -1,
+            "max_task_retries": 0,
+            "max_concurrency": self._max_concurrency,
+            "num_cpus": wanted.pop("num_cpus", 0),
+            "num_gpus": wanted.pop("num_gpus", 0),
+        }
+        if wanted:
+            options["resources"] = wanted
+        if not profile:
+            options["scheduling_strategy"] = "SPREAD"
+        return self._remote.options(**options).remote()
+
+
+def _fits(nodes: list[dict[str, float]], resources: Mapping[str, float]) -> float:
+    """How many partitions holding `resources` the nodes can host together."""
+    names = {"num_cpus": "CPU", "num_gpus": "GPU"}
+    total = 0.0
+    for node in nodes:
+        copies = math.inf
+        for key, amount in resources.items():
+            if amount > 0:
+                copies = min(copies, node.get(names.get(key, key), 0.0) // amount)
+        total += copies
+    return total
+
+
+def _vertices(spec: GraphSpec, path: str = "") -> Iterator[tuple[str, VertexSpec]]:
+    """Every vertex of `spec` and of its subgraphs, with its path."""
+    for name, vertex in spec.vertices.items():
+        yield f"{path}{name}", vertex
+        if vertex.child is not None:
+            yield from _vertices(vertex.child.spec, f"{path}{name}/")
+
+
+def _check_settings(partitions: Any, max_concurrency: Any, connect_timeout: Any, large_state: Any) -> None:
+    from actorgraph._errors import ConfigError  # noqa: PLC0415 - only for the messages
+
+    for name, value, low in (("partitions", partitions, 1), ("max_concurrency", max_concurrency, 1)):
+        if value is not None and not (isinstance(value, int) and value >= low):
+            msg = f"RayBackend({name}={value!r}): give an int >= {low}"
+            raise ConfigError(msg)
+    if not (isinstance(connect_timeout, (int, float)) and connect_timeout > 0):
+        msg = f"RayBackend(connect_timeout={connect_timeout!r}): give a positive number of seconds"
+        raise ConfigError(msg)
+    if not (isinstance(large_state, int) and large_state >= 0):
+        msg = f"RayBackend(large_state={large_state!r}): give a number of bytes >= 0"
+        raise ConfigError(msg)

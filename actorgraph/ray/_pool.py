@@ -1,0 +1,240 @@
+"""The driver's side of a vertex on the Ray backend: a bounded pool of in-flight calls.
+
+Same contract as the thread backend's `VertexPool`: at most `concurrency`
+attempts of the vertex run at once (the rest wait in the pool's queue), a
+timeout abandons an attempt (its late answer is ignored), and every outcome
+reaches the coordinator as a `Done`. What differs is where the vertex function
+runs: the pool merges the task's inputs here (`_task.prepare`), ships the call
+to the least-loaded partition of the vertex's group, and finishes the task here
+when the answer lands (`_task.finish`: routing, checks, the states serialized
+for the checkpointer), on the backend's finisher thread. No thread waits on a
+call: Ray's future calls back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import cloudpickle
+import pykka
+
+from actorgraph._errors import ActorGraphError, RunCancelledError, SerializationError, VertexActorDiedError
+from actorgraph._messages import Done, Order, TimedOut
+from actorgraph._pool import VertexActor, done_of, failed_result, report
+from actorgraph._spec import GraphSpec, VertexSpec
+from actorgraph._task import Prepared, finish, prepare
+from actorgraph._timer import Timer
+from actorgraph._types import ErrorInfo, VertexResult
+from actorgraph.events import TaskStarted
+from actorgraph.ray._partition import portable_error
+
+if TYPE_CHECKING:
+    from actorgraph.ray._backend import Group, Partition, RayBackend
+
+__all__ = ["Finisher", "RayPool"]
+
+
+@dataclass(slots=True)
+class _Flight:
+    """An attempt sent to a partition."""
+
+    order: Order
+    prepared: Prepared
+    partition: Partition
+    ref: Any
+    timer_handle: object = None
+
+
+class RayPool:
+    """The in-flight calls of one vertex."""
+
+    def __init__(  # noqa: PLR0913 - the backend, the vertex, and where it runs
+        self,
+        backend: RayBackend,
+        *,
+        spec: GraphSpec,
+        vertex: VertexSpec,
+        timer: Callable[[], Timer],
+        group: Group,
+        code: Any,
+    ) -> None:
+        """Prepare the pool (nothing runs until a task is submitted)."""
+        self.backend = backend
+        self.spec = spec
+        self.vertex = vertex
+        self.timer = timer
+        self.group = group
+        self._key = f"{id(vertex):x}:{vertex.name}"
+        self._code = [code]  # nested in a list: Ray passes the reference, not the value
+        self._lock = threading.Lock()
+        self._queue: deque[Order] = deque()
+        self._flights: dict[int, _Flight | None] = {}  # token -> flight (None: being sent)
+        self._closed = False
+
+    def submit(self, order: Order) -> None:
+        """Send `order` to a partition, or queue it while `concurrency` attempts are in flight."""
+        with self._lock:
+            if self._closed:
+                msg = f"the pool of vertex {self.vertex.name!r} is closed"
+                raise ActorGraphError(msg)
+            if len(self._flights) >= self.vertex.concurrency:
+                self._queue.append(order)
+                return
+            self._flights[order.token] = None
+        self._send(order)
+
+    def abandon(self, token: int) -> bool:
+        """Give up on attempt `token` (it overran its timeout): forget it, try to cancel it."""
+        with self._lock:
+            if self._flights.get(token) is None:
+                return False
+            flight = self._flights.pop(token)
+        assert flight is not None  # noqa: S101 - checked under the lock above
+        self.group.release(flight.partition)
+        with contextlib.suppress(Exception):  # best effort: a running threaded call may not stop
+            self.backend.ray.cancel(flight.ref)
+        self._next()
+        return True
+
+    def stop(self) -> list[VertexActor]:
+        """Take no more work; answers still in flight go to coordinators that are gone."""
+        with self._lock:
+            self._closed = True
+            self._queue.clear()
+        return []
+
+    def landed(self, token: int, future: Future[Any]) -> None:
+        """A call's answer arrived (on the finisher thread): send the next order, report this one."""
+        with self._lock:
+            flight = self._flights.pop(token, None) if self._flights.get(token) is not None else None
+        if flight is None:  # abandoned after its timeout, or never sent
+            return
+        self.group.release(flight.partition)
+        if flight.timer_handle is not None:
+            self.timer().cancel(flight.timer_handle)
+        self._next()
+        order = flight.order
+        try:
+            result = self._outcome(flight, future)
+        except Exception as exc:  # noqa: BLE001 - a failing router or check is the task's error
+            result = failed_result(order, exc)
+        report(order, done_of(order, result))
+
+    def _next(self) -> None:
+        """Send the next queued order, if a slot is free."""
+        with self._lock:
+            if self._closed or not self._queue or len(self._flights) >= self.vertex.concurrency:
+                return
+            order = self._queue.popleft()
+            self._flights[order.token] = None
+        self._send(order)
+
+    def _send(self, order: Order) -> None:
+        """Prepare the attempt here and call its vertex on a partition (the slot is reserved)."""
+        result = self._start(order)
+        if result is not None:  # it ended before it left: cancelled, a failed merge, an unpicklable state
+            with self._lock:
+                self._flights.pop(order.token, None)
+            report(order, Done(order.run_id, order.token, result))
+            self._next()
+
+    def _start(self, order: Order) -> VertexResult | None:
+        if order.cancel.is_set():
+            return failed_result(order, RunCancelledError("the run was cancelled"))
+        task = order.task
+        prepared = prepare(self.spec, task, order.attempt, order.env)
+        if isinstance(prepared, VertexResult):
+            return prepared
+        try:
+            state = self.backend.states.encode(prepared.node_in, task.vertex)
+            failure = portable_error(order.failure) if order.failure is not None else None
+            call = _pickled(prepared.call(failure), task.vertex)
+        except SerializationError as exc:
+            return failed_result(order, exc)
+        if order.env.listen is not None:
+            order.env.listen(
+                TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
+            )
+        partition = self.group.pick()
+        ref = partition.actor.run.remote(self._key, self._code, call, state)
+        flight = _Flight(order, prepared, partition, ref)
+        if self.vertex.timeout is not None:
+            flight.timer_handle = self.timer().call_later(self.vertex.timeout, lambda: self._timed_out(order))
+        with self._lock:
+            self._flights[order.token] = flight
+        finisher = self.backend.finisher
+        ref.future().add_done_callback(lambda future: finisher.tell((self, order.token, future)))
+        return None
+
+    def _timed_out(self, order: Order) -> None:
+        """Timer callback: tell the coordinator that `order` overran (it then abandons it)."""
+        with self._lock:
+            running = self._flights.get(order.token) is not None
+        if running:
+            with contextlib.suppress(pykka.ActorDeadError):
+                order.reply_to.tell(TimedOut(order.run_id, order.token))
+
+    def _outcome(self, flight: _Flight, future: Future[Any]) -> VertexResult:
+        """The task's result from the partition's answer (or from how the call failed)."""
+        order, prepared = flight.order, flight.prepared
+        exceptions = self.backend.ray.exceptions
+        try:
+            called = cloudpickle.loads(future.result())
+        except exceptions.RayTaskError as exc:  # the partition could not run the call at all
+            cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+            msg = (
+                f"vertex {order.task.vertex!r} could not run in its Ray worker: {type(cause).__name__}: "
+                f"{cause} (is the vertex's module importable there? see RayBackend's docs)"
+            )
+            return _error(order, prepared, ActorGraphError(msg), retryable=False)
+        except exceptions.RayError as exc:  # the partition died, or its node did
+            msg = (
+                f"the Ray partition running vertex {order.task.vertex!r} died or became unreachable "
+                f"({type(exc).__name__}); it is restarted, and the task is retried by the vertex's policy"
+            )
+            died = VertexActorDiedError(msg)
+            died.__cause__ = exc
+            return _error(order, prepared, died, retryable=True)
+        env, task = order.env, order.task
+        emit = functools.partial(env.emit, task) if env.emit is not None else None
+        for payload in called.emitted:  # the custom events the vertex emitted, in order
+            if emit is not None:
+                emit(payload)
+        ctx = prepared.call(order.failure).context_for(emit)
+        return finish(self.spec, prepared, called, ctx)
+
+
+def _error(order: Order, prepared: Prepared, exc: Exception, *, retryable: bool) -> VertexResult:
+    at = prepared.at
+    error = ErrorInfo.from_exception(exc, retryable=retryable)
+    return VertexResult.failure(order.task, order.attempt, error, at.started, at.env.now())
+
+
+def _pickled(value: Any, vertex: str) -> bytes:
+    try:
+        blob: bytes = cloudpickle.dumps(value)
+    except Exception as exc:
+        msg = (
+            f"the call of vertex {vertex!r} cannot be pickled for its Ray worker ({type(exc).__name__}: "
+            f"{exc}); the run's context= and the vertex's value must be picklable on the Ray backend"
+        )
+        raise SerializationError(msg) from exc
+    return blob
+
+
+class Finisher(pykka.ThreadingActor):
+    """Finishes the tasks whose answers land (Ray calls back on its own threads, which must not block)."""
+
+    use_daemon_thread = True
+
+    def on_receive(self, message: Any) -> None:
+        """`(pool, token, future)`: finish that attempt."""
+        pool, token, future = message
+        pool.landed(token, future)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -15,13 +16,51 @@ import pytest
 import actorgraph as ag
 
 
+# -- the backend the engine tests run on: threads, or Ray with ACTORGRAPH_TEST_BACKEND=ray -----------
+
+BACKEND = os.environ.get("ACTORGRAPH_TEST_BACKEND", "threads")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
     )
+    config.addinivalue_line(
+        "markers",
+        "threads_only(reason): a test of the thread backend itself, or one whose vertices share "
+        "objects with the test in memory (skipped on the Ray backend, saying why)",
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def test_backend() -> Iterator[Any]:
+    """With ACTORGRAPH_TEST_BACKEND=ray, every `compile()` without `backend=` runs on one Ray backend."""
+    if BACKEND == "threads":
+        yield None
+        return
+    if BACKEND != "ray":
+        pytest.exit(f"ACTORGRAPH_TEST_BACKEND={BACKEND!r}: give 'threads' or 'ray'")
+    from actorgraph.ray import RayBackend
+
+    backend = RayBackend(num_cpus=2).start()
+    original = ag.Graph.compile
+
+    def compile_on_ray(self: ag.Graph, *args: Any, **kwargs: Any) -> ag.CompiledGraph:
+        kwargs.setdefault("backend", backend)
+        return original(self, *args, **kwargs)
+
+    ag.Graph.compile = compile_on_ray  # type: ignore[method-assign]
+    try:
+        yield backend
+    finally:
+        ag.Graph.compile = original  # type: ignore[method-assign]
+        backend.close()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    marker = item.get_closest_marker("threads_only")
+    if marker is not None and BACKEND != "threads":
+        pytest.skip(f"threads only: {marker.args[0] if marker.args else marker.kwargs.get('reason')}")
     if item.get_closest_marker("needs_dot") and shutil.which("dot") is None:
         pytest.skip(
             "Graphviz's `dot` is not installed, so no picture can be rendered: install Graphviz "

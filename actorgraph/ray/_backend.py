@@ -207,6 +207,11 @@ class RayBackend:
     def __repr__(self) -> str:
         return f"RayBackend(address={self.address!r})"
 
+    def start(self) -> RayBackend:
+        """Join or start Ray now, rather than at the first `compile` (its start-up cost is paid here)."""
+        self._connect()
+        return self
+
     def _connect(self) -> None:
         with self._lock:
             if self.closed:
@@ -221,7 +226,7 @@ class RayBackend:
             store = ray.cluster_resources().get("object_store_memory", 0)
             most = self._most if self._most is not None else int(store) or 2**31
             self._states = StateCache(ray, large=self._large, most=most)
-            self._finisher = Finisher.start()
+            self._finisher = Finisher()
             self._remote = ray.remote(PartitionWorker)
             self._ray = ray
 

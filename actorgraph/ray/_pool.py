@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import queue
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +27,7 @@ import cloudpickle
 import pykka
 
 from actorgraph._errors import ActorGraphError, RunCancelledError, SerializationError, VertexActorDiedError
+from actorgraph._log import log
 from actorgraph._messages import Done, Order, TimedOut
 from actorgraph._pool import VertexActor, done_of, failed_result, report
 from actorgraph._spec import GraphSpec, VertexSpec
@@ -229,12 +231,33 @@ def _pickled(value: Any, vertex: str) -> bytes:
     return blob
 
 
-class Finisher(pykka.ThreadingActor):
-    """Finishes the tasks whose answers land (Ray calls back on its own threads, which must not block)."""
+class Finisher:
+    """The thread that finishes tasks whose answers landed.
 
-    use_daemon_thread = True
+    Ray calls back on its own threads, which must not run user code (routers,
+    reducers) or block; the callbacks only queue the answer here.
+    """
 
-    def on_receive(self, message: Any) -> None:
-        """`(pool, token, future)`: finish that attempt."""
-        pool, token, future = message
-        pool.landed(token, future)
+    def __init__(self) -> None:
+        """Start the thread."""
+        self._inbox: queue.SimpleQueue[tuple[RayPool, int, Future[Any]] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="actorgraph-ray-finisher", daemon=True)
+        self._thread.start()
+
+    def tell(self, landed: tuple[RayPool, int, Future[Any]]) -> None:
+        """Queue `(pool, token, future)`: that attempt's answer landed."""
+        self._inbox.put(landed)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Finish what is queued, then end the thread."""
+        self._inbox.put(None)
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while (landed := self._inbox.get()) is not None:
+            pool, token, future = landed
+            try:
+                pool.landed(token, future)
+            except Exception:  # noqa: BLE001 - never lose the thread: log, and go on with the next
+                log("error", "finishing a Ray task failed", vertex=pool.vertex.name, exc_info=True)

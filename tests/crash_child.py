@@ -90,12 +90,19 @@ def store(kind: str, target: str) -> Any:
 def main(argv: list[str]) -> int:
     mode, kind, target, thread, ledger = argv
     checkpointer = store(kind, target)
-    with graph_for(thread, ledger).compile(checkpointer) as app:
+    backend = None
+    if os.environ.get("CHILD_BACKEND") == "ray":  # the Ray backend's crash tests (test_ray.py)
+        from actorgraph.ray import RayBackend
+
+        backend = RayBackend(num_cpus=2)
+    with graph_for(thread, ledger).compile(checkpointer, backend=backend) as app:
         if mode == "run":
             app.invoke({"items": []}, thread_id=thread)
         else:
             app.invoke(None, thread_id=thread)
     checkpointer.close()
+    if backend is not None:
+        backend.close()
     return 0
 
 

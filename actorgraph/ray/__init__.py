@@ -13,5 +13,8 @@ Ray; the first `compile(backend=...)` joins or starts it.
 from __future__ import annotations
 
 from actorgraph.ray._backend import RayBackend
+from actorgraph.ray._connect import sandbox_defaults
+
+sandbox_defaults()
 
 __all__ = ["RayBackend"]

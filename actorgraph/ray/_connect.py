@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from actorgraph._errors import BackendError, MissingDependencyError
 
-__all__ = ["connect", "import_ray"]
+__all__ = ["connect", "import_ray", "sandbox_defaults"]
 
 # Set before Ray is imported: bind a local node to loopback only, never write an auth token,
 # never report usage. A user's own values win.
@@ -24,14 +24,19 @@ _ENVIRONMENT = {
 }
 
 
+def sandbox_defaults() -> None:
+    """Ray's environment for a local node on loopback only, unless set (read when Ray is imported)."""
+    for name, value in _ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
+
+
 def import_ray() -> Any:
     """`ray`, imported with the sandbox settings.
 
     Raises:
         MissingDependencyError: Ray is not installed.
     """
-    for name, value in _ENVIRONMENT.items():
-        os.environ.setdefault(name, value)
+    sandbox_defaults()
     try:
         import ray  # noqa: PLC0415 - only the Ray backend imports Ray
     except ImportError as exc:

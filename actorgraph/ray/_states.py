@@ -31,6 +31,8 @@ class StateCache:
         self.most = most
         self._lock = threading.Lock()
         self._kept: OrderedDict[int, tuple[Node, Any]] = OrderedDict()
+        self.pickled = 0  # versions pickled, and of them put in the object store (for tests and tuning)
+        self.stored = 0
 
     def encode(self, node: Node, vertex: str) -> Any:
         """`node`'s state as bytes, or an object reference to them.
@@ -62,6 +64,8 @@ class StateCache:
             raise SerializationError(msg)
         encoded = self.ray.put(blob) if len(blob) > self.large else blob
         with self._lock:
+            self.pickled += 1
+            self.stored += encoded is not blob
             self._kept[key] = (node, encoded)
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)

@@ -9,6 +9,7 @@ an address where nothing answers, large states sent once.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import signal
 import socket
@@ -259,6 +260,26 @@ def _wait_recorded(target: str, want: set[str], *, deadline: float) -> None:
     finally:
         store.close()
     pytest.fail(f"the child never recorded {sorted(want)}")
+
+
+def test_two_nodes_pinned_by_resources_a_node_removed_mid_run_and_the_run_completes(tmp_path: Path) -> None:
+    """Ray's own cluster utilities, in a child process (one Ray per process): see ray_cluster_child.py."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run(
+        [sys.executable, str(HERE / "ray_cluster_child.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["status"] == "done"
+    assert seen["state"]["first"] == seen["head"]  # pinned by resource `a`
+    assert seen["first_attempt_on"] == seen["doomed"]  # pinned by resource `b`
+    assert seen["state"]["second"] == seen["spare"]  # restarted where `b` still is
+    assert seen["state"]["attempts"] == 2  # the attempt that died with its node, and one retry
 
 
 # -- bad input -------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -29,10 +31,11 @@ Profile = tuple[tuple[str, float], ...]  # a vertex's resources, sorted: the key
 
 @dataclass(slots=True)
 class Partition:
-    """One partition actor and the attempts it is running (the driver's count)."""
+    """One partition actor, the attempts it is running (the driver's count), and its recovery."""
 
     actor: Any
     load: int = 0
+    recovering: Future[None] | None = None  # set while the driver waits for it to answer again
 
 
 @dataclass(slots=True)
@@ -44,11 +47,32 @@ class Group:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def pick(self) -> Partition:
-        """The least-loaded partition, counted as running one more attempt."""
+        """The least-loaded partition (one that is not recovering, if any), counted as running one more."""
         with self.lock:
-            best = min(self.partitions, key=lambda p: p.load)
+            best = min(self.partitions, key=lambda p: (p.recovering is not None, p.load))
             best.load += 1
             return best
+
+    def recover(self, partition: Partition, backend: RayBackend) -> Future[None]:
+        """A future done once `partition` answers again (Ray restarts it), or after the backend's wait.
+
+        Attempts that died with it are reported when it is done, so their retries
+        are not sent to a partition still restarting (which would fail them too).
+        """
+        with self.lock:
+            if partition.recovering is not None:
+                return partition.recovering
+            future: Future[None] = Future()
+            partition.recovering = future
+
+        def wait() -> None:
+            backend.wait_until_up(partition.actor)
+            with self.lock:
+                partition.recovering = None
+            future.set_result(None)
+
+        threading.Thread(target=wait, name="actorgraph-ray-recover", daemon=True).start()
+        return future
 
     def release(self, partition: Partition) -> None:
         """An attempt on `partition` ended."""
@@ -175,6 +199,21 @@ class RayBackend:
             name = ",".join(f"{k}={v:g}" for k, v in group.profile) or "default"
             out[name] = [(str(n), int(p)) for n, p in self.ray.get(refs, timeout=self._connect_timeout)]
         return out
+
+    def wait_until_up(self, actor: Any) -> bool:
+        """Wait (up to `connect_timeout`) until a partition actor answers; False if it never did."""
+        ray = self.ray
+        deadline = time.monotonic() + self._connect_timeout
+        while not self.closed and (left := deadline - time.monotonic()) > 0:
+            try:
+                ray.get(actor.where.remote(), timeout=left)
+            except ray.exceptions.GetTimeoutError:
+                return False
+            except ray.exceptions.RayError:
+                time.sleep(0.05)  # restarting: its calls fail at once until it is back
+            else:
+                return True
+        return False
 
     def close(self) -> None:
         """Kill the partitions; stop Ray if this backend started it. Idempotent."""

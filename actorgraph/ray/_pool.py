@@ -127,7 +127,12 @@ class RayPool:
             result = self._outcome(flight, future)
         except Exception as exc:  # noqa: BLE001 - a failing router or check is the task's error
             result = failed_result(order, exc)
-        report(order, done_of(order, result))
+        done = done_of(order, result)
+        if _died(result):  # report once the partition answers again, so a retry finds it up
+            recovered = self.group.recover(flight.partition, self.backend)
+            recovered.add_done_callback(lambda _: report(order, done))
+        else:
+            report(order, done)
 
     def _next(self) -> None:
         """Send the next queued order, if a slot is free."""
@@ -211,6 +216,11 @@ class RayPool:
                 emit(payload)
         ctx = prepared.call(order.failure).context_for(emit)
         return finish(self.spec, prepared, called, ctx)
+
+
+def _died(result: VertexResult) -> bool:
+    error = result.error
+    return error is not None and isinstance(error.exception, VertexActorDiedError)
 
 
 def _error(order: Order, prepared: Prepared, exc: Exception, *, retryable: bool) -> VertexResult:

@@ -119,6 +119,10 @@ def test_an_on_error_handler_with_the_wrong_arguments_is_refused_at_compile() ->
         g.compile()
 
 
+@pytest.mark.threads_only(
+    "close() waits for and names the vertex actor threads still running a call; a Ray vertex runs in a "
+    "worker process, and close() neither waits for nor warns about its call"
+)
 def test_close_says_which_vertices_it_waits_for_and_honours_its_timeout() -> None:
     entered, release = threading.Event(), threading.Event()
     workers: list[threading.Thread] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from shared import SharedDict
 
 import actorgraph as ag
 from actorgraph._lineage import merge_nodes
@@ -88,7 +89,7 @@ def test_a_group_sharing_history_beyond_the_base_is_merged_first() -> None:
 
 
 def test_a_resumed_join_orders_items_as_the_uninterrupted_run(compile_graph) -> None:
-    failing = {"a": False}
+    failing = SharedDict({"a": False})
 
     def vertex(name: str):
         def run(s: dict[str, Any]) -> dict[str, Any]:

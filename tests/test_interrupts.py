@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared import SharedDict, SharedList
 
 import actorgraph as ag
 from actorgraph.merge import append, by_key
@@ -19,11 +20,11 @@ Compile = Callable[..., ag.CompiledGraph]
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def approvals_graph(calls: dict[str, int]) -> ag.Graph:
+def approvals_graph(calls: SharedDict) -> ag.Graph:
     """prepare -> two Send tasks that each ask a person -> collect."""
 
     def approve(state: dict[str, Any]) -> dict[str, Any]:
-        calls[state["item"]] = calls.get(state["item"], 0) + 1
+        calls.add(state["item"])
         verdict = ag.interrupt(f"approve {state['item']}?")
         return {"verdicts": [f"{state['item']}={verdict}"]}
 
@@ -43,7 +44,7 @@ def approvals_graph(calls: dict[str, int]) -> ag.Graph:
 
 
 def test_two_send_tasks_interrupt_and_are_answered_one_by_one(compile_graph: Compile, store: Any) -> None:
-    calls: dict[str, int] = {}
+    calls = SharedDict()
     app = compile_graph(approvals_graph(calls), checkpointer=store)
     first = app.invoke({"items": ["a", "b"], "verdicts": []}, thread_id="sends")
     assert first.status == "interrupted"
@@ -62,7 +63,7 @@ def test_two_send_tasks_interrupt_and_are_answered_one_by_one(compile_graph: Com
 
 
 def test_a_bare_resume_with_two_pending_is_refused_and_lists_both(compile_graph: Compile, store: Any) -> None:
-    app = compile_graph(approvals_graph({}), checkpointer=store)
+    app = compile_graph(approvals_graph(SharedDict()), checkpointer=store)
     pending = app.invoke({"items": ["a", "b"], "verdicts": []}, thread_id="bare").interrupts
     with pytest.raises(ag.ActorGraphError, match="2 interrupts are pending") as info:
         app.invoke(ag.Command(resume="yes"), thread_id="bare")
@@ -74,7 +75,7 @@ def test_a_bare_resume_with_two_pending_is_refused_and_lists_both(compile_graph:
 
 
 def test_a_vertex_with_two_interrupts_gets_its_answers_in_order(compile_graph: Compile, store: Any) -> None:
-    seen: list[tuple[Any, ...]] = []
+    seen = SharedList()
 
     def interview(state: dict[str, Any]) -> dict[str, Any]:
         name = ag.interrupt("name?")
@@ -123,7 +124,7 @@ def test_interrupt_after_every_vertex_moves_one_superstep_per_resume(
 def test_interrupt_before_fires_once_and_other_tasks_of_the_superstep_run(
     compile_graph: Compile, store: Any
 ) -> None:
-    ran: list[str] = []
+    ran = SharedList()
     g: ag.Graph = ag.Graph(merge=by_key({"path": append}))
     for name in ("left", "right"):
         g.add_vertex(name, lambda s, name=name: (ran.append(name), {**s, "path": [*s["path"], name]})[1])
@@ -178,11 +179,10 @@ def test_answering_a_failed_thread_says_it_failed_as_get_state_does(
 
 
 def test_an_error_and_an_interrupt_in_one_superstep(compile_graph: Compile, store: Any) -> None:
-    attempts = {"n": 0}
+    attempts = SharedDict({"n": 0})
 
     def fragile(state: dict[str, Any]) -> dict[str, Any]:
-        attempts["n"] += 1
-        if attempts["n"] == 1:
+        if attempts.add("n") == 1:
             raise ConnectionError("flaky")
         return {**state, "log": [*state["log"], "fragile"]}
 

@@ -6,11 +6,13 @@ import dataclasses
 import itertools
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from shared import SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import (
@@ -24,20 +26,20 @@ from actorgraph.merge import add, append, by_key
 Compile = Callable[..., ag.CompiledGraph]
 
 
-def counted(calls: dict[str, int], name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def counted(calls: SharedDict, name: str, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def vertex(state: Any) -> Any:
-        calls[name] = calls.get(name, 0) + 1
+        calls.add(name)
         return fn(state)
 
     return vertex
 
 
-def two_branch_graph(calls: dict[str, int], fail: dict[str, int]) -> ag.Graph:
+def two_branch_graph(calls: SharedDict, fail: SharedDict) -> ag.Graph:
     """good (+5) and flaky (+3) in superstep 1, double in superstep 2."""
 
     def flaky(state: dict[str, int]) -> dict[str, int]:
         if fail["left"] > 0:
-            fail["left"] -= 1
+            fail.add("left", -1)
             raise ConnectionError("upstream refused the connection")
         return {"n": state["n"] + 3}
 
@@ -57,8 +59,8 @@ def test_a_failed_superstep_keeps_finished_tasks_and_resumes_only_the_failed(
 ) -> None:
     from actorgraph.testing import FakeClock
 
-    calls: dict[str, int] = {}
-    fail = {"left": 4}
+    calls = SharedDict()
+    fail = SharedDict({"left": 4})
     clock = FakeClock()
     app = compile_graph(two_branch_graph(calls, fail), checkpointer=store, clock=clock)
     with pytest.raises(ag.VertexError) as info:
@@ -144,7 +146,7 @@ def test_update_state_changes_what_the_next_vertex_sees(compile_graph: Compile, 
 
 
 def test_update_state_as_vertex_continues_as_if_it_had_run(compile_graph: Compile, store: Any) -> None:
-    ran: list[str] = []
+    ran = SharedList()
     g: ag.Graph = ag.Graph()
     g.add_vertex("fetch", lambda s: (ran.append("fetch"), {**s, "data": "fetched"})[1])
     g.add_vertex("review", lambda s: (ran.append("review"), {**s, "ok": True})[1])
@@ -179,7 +181,7 @@ def test_replay_from_an_old_checkpoint_forks_and_keeps_history(compile_graph: Co
     assert app.get_state("f", old[0].checkpoint_id).state == {"n": 3}
 
 
-def ask_graph(fail: dict[str, bool]) -> ag.Graph:
+def ask_graph(fail: SharedDict) -> ag.Graph:
     """START -> a -> ask (asks a question, or fails while `fail["ask"]`) -> END."""
 
     def ask(state: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +202,7 @@ def ask_graph(fail: dict[str, bool]) -> ag.Graph:
 def test_a_replay_that_stops_in_its_first_superstep_moves_the_head_there(
     compile_graph: Compile, store: Any, ending: str
 ) -> None:
-    fail: dict[str, bool] = {}
+    fail = SharedDict()
     app = compile_graph(ask_graph(fail), checkpointer=store)
     app.invoke({}, thread_id="r")
     assert app.invoke(ag.Command(resume="old"), thread_id="r").state == {"a": 1, "answer": "old"}
@@ -230,8 +232,8 @@ def test_prune_keeps_the_head_and_what_it_needs(compile_graph: Compile, store: A
 
 
 def test_new_input_on_a_failed_thread_is_refused_unless_discarded(compile_graph: Compile, store: Any) -> None:
-    calls: dict[str, int] = {}
-    app = compile_graph(two_branch_graph(calls, {"left": 5}), checkpointer=store)
+    calls = SharedDict()
+    app = compile_graph(two_branch_graph(calls, SharedDict({"left": 5})), checkpointer=store)
     with pytest.raises(ag.VertexError):
         app.invoke({"n": 1}, thread_id="x")
     with pytest.raises(ag.ActorGraphError, match=r"unfinished superstep 1 \(error\).*discard_pending"):
@@ -375,14 +377,19 @@ def test_swapped_checkpoints_are_refused(compile_graph: Compile, tmp_path: Path)
 def test_two_runs_resuming_one_thread_cannot_both_commit(
     compile_graph: Compile, store_factory: Callable[..., Any]
 ) -> None:
-    gate = threading.Barrier(2, timeout=10)
-    first_try = {"left": 1}
+    arrived = SharedDict({"n": 0})  # a barrier of two, across processes
+    first_try = SharedDict({"left": 1})
 
     def slow(state: dict[str, int]) -> dict[str, int]:
         if first_try["left"]:
-            first_try["left"] -= 1
+            first_try.add("left", -1)
             raise ConnectionError("down")
-        gate.wait()
+        arrived.add("n")
+        deadline = time.monotonic() + 10
+        while arrived["n"] < 2:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the other run never reached the barrier")
+            time.sleep(0.005)
         return {"n": state["n"] + 1}
 
     g: ag.Graph = ag.Graph()
@@ -414,7 +421,7 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
     path = tmp_path / "locked.db"
     store = SqliteCheckpointer(path, timeout=0.2)
     release = threading.Event()
-    holding = threading.Event()
+    holding = SharedEvent()
 
     def hold_lock() -> None:
         raw = sqlite3.connect(path, timeout=5)
@@ -424,7 +431,7 @@ def test_a_failing_store_raises_checkpoint_error_and_the_run_resumes_later(
         raw.rollback()
         raw.close()
 
-    running = threading.Event()  # the input is stored by then: the lock cannot beat it
+    running = SharedEvent()  # the input is stored by then: the lock cannot beat it
 
     g: ag.Graph = ag.Graph()
     g.add_vertex("one", lambda s: (running.set(), {"n": s["n"] + 1})[1])

@@ -13,6 +13,7 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 import pydantic
 import pytest
+from shared import SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
@@ -76,7 +77,7 @@ def test_a_typed_dict_refuses_a_dropped_key_a_wrong_type_or_an_unknown_key(
 
 
 def test_the_input_is_checked_before_anything_runs(compile_graph) -> None:
-    ran: list[str] = []
+    ran = SharedList()
     app = compile_graph(line(Draft, lambda s: (ran.append("write"), s)[1]))
     with pytest.raises(
         ag.InvalidUpdateError, match=r"the input made a state that does not fit .*\['words'\]"
@@ -86,7 +87,7 @@ def test_the_input_is_checked_before_anything_runs(compile_graph) -> None:
 
 
 def test_a_failed_schema_check_is_the_tasks_error_and_never_retried(compile_graph) -> None:
-    calls: list[int] = []
+    calls = SharedList()
     g = line(
         Draft, lambda s: (calls.append(1), {"topic": 1, "words": 0})[1], retry=ag.RetryPolicy(max_attempts=3)
     )

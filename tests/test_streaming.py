@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph import events as ev
@@ -18,7 +18,7 @@ from actorgraph.testing import FakeClock
 Compile = Callable[..., ag.CompiledGraph]
 
 
-def chain(gate: threading.Event | None = None) -> ag.Graph:
+def chain(gate: SharedEvent | None = None) -> ag.Graph:
     """a -> b -> c; c waits for `gate` when given."""
     g: ag.Graph = ag.Graph()
     g.add_vertex("a", lambda s: {"n": s["n"] + 1})
@@ -36,7 +36,7 @@ def test_values_are_the_state_after_each_superstep_in_order(compile_graph: Compi
 
 
 def test_the_first_item_arrives_before_the_last_vertex_runs(compile_graph: Compile) -> None:
-    gate = threading.Event()
+    gate = SharedEvent()
     seen: list[Any] = []
     for item in compile_graph(chain(gate)).stream({"n": 1}):
         seen.append(item)
@@ -94,7 +94,7 @@ def test_several_modes_yield_pairs(compile_graph: Compile) -> None:
 
 
 def test_breaking_out_cancels_the_run(compile_graph: Compile) -> None:
-    ran: list[int] = []
+    ran = SharedList()
     g: ag.Graph = ag.Graph()
     g.add_vertex("tick", lambda s: (ran.append(s["n"]), time.sleep(0.01), {"n": s["n"] + 1})[2])
     g.add_edge(ag.START, "tick")
@@ -151,11 +151,10 @@ def test_listeners_receive_events_from_compile_and_from_a_run(compile_graph: Com
         def __call__(self, event: ev.Event) -> None:
             retries.append(event)
 
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     def flaky(state: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 1:
+        if calls.add("n") == 1:
             raise ConnectionError("blip")
         return state
 

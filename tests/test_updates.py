@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from children import report_of
+from shared import SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
@@ -210,7 +211,7 @@ def test_bad_updates_are_clear_errors_and_leave_the_thread_as_it_was(
 
 
 def test_compile_context_is_the_default_of_every_run_and_of_resumes(compile_graph, store) -> None:
-    seen: list[Any] = []
+    seen = SharedList()
 
     def ask(state: Any, ctx: ag.Context[Any]) -> Any:
         seen.append(ctx.context["client"])

@@ -82,7 +82,7 @@ def connect(
         options["num_cpus"] = num_cpus
     else:
         options["address"] = target
-    paths = [p for p in sys.path if p and Path(p).is_dir()]
+    paths = [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir()]
     options["job_config"] = ray.job_config.JobConfig(code_search_path=paths)
     options |= init
     return _bounded(lambda: ray.init(**options), wait, address)

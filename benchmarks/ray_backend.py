@@ -1,0 +1,190 @@
+"""The Ray backend beside the thread backend and LangGraph: `python -m benchmarks.ray_backend [--repeat N]`.
+
+- CPU-bound fan-out: 64 tasks of ~50 ms of pure-Python work (calibrated here),
+  sent with `Send` to one vertex; LangGraph runs them on its thread pool.
+- Scaling: the same fan-out on 1 and on 2 partitions (the machine's CPUs).
+- Per-task overhead on trivial work: a 200-step loop of one vertex, in
+  microseconds per task, with this run's thread ping-pong for reference.
+- Start-up: `RayBackend().start()` (starting a local Ray), the first compile
+  and invoke, and `close()` (stopping Ray): reported, not hidden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import operator
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Annotated, TypedDict
+
+import actorgraph as ag
+from actorgraph.merge import append, by_key
+from actorgraph.ray import RayBackend
+from benchmarks.harness import ping_pong
+
+__all__ = ["main", "report"]
+
+TASKS = 64
+TASK_SECONDS = 0.05
+LOOP = 200
+
+
+def spin(rounds: int) -> int:
+    """Pure-Python CPU work that holds the GIL."""
+    total = 0
+    for i in range(rounds):
+        total += i * i % 7
+    return total
+
+
+def calibrate(seconds: float = TASK_SECONDS) -> int:
+    """The rounds of `spin` that take `seconds` on one core of this machine, now."""
+    rounds = 100_000
+    start = time.perf_counter()
+    spin(rounds)
+    return max(1, int(rounds * seconds / (time.perf_counter() - start)))
+
+
+def fan_out(rounds: int) -> ag.Graph:
+    g: ag.Graph = ag.Graph(merge=by_key({"done": append}), name="cpu-fan-out")
+    g.add_vertex("split", lambda s: s)
+    g.add_vertex("work", lambda s: {"done": [spin(rounds) and s["item"]]}, concurrency=TASKS)
+    g.add_edge(ag.START, "split")
+    g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(TASKS)], ["work"])
+    g.add_edge("work", ag.END)
+    return g
+
+
+def loop() -> ag.Graph:
+    g: ag.Graph = ag.Graph(name="loop")
+    g.add_vertex("tick", lambda s: {"n": s["n"] + 1})
+    g.add_edge(ag.START, "tick")
+    g.add_conditional_edges("tick", lambda s: "tick" if s["n"] < LOOP else ag.END)
+    return g
+
+
+class _Done(TypedDict):
+    done: Annotated[list[int], operator.add]
+
+
+def lg_fan_out(rounds: int) -> Callable[[], object]:
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Send
+
+    g = StateGraph(_Done)
+    g.add_node("split", lambda s: {})
+    g.add_node("work", lambda s: {"done": [spin(rounds) and s["item"]]})
+    g.add_edge(START, "split")
+    g.add_conditional_edges("split", lambda s: [Send("work", {"item": i}) for i in range(TASKS)])
+    g.add_edge("work", END)
+    app = g.compile()
+    return lambda: app.invoke({"done": []})
+
+
+def lg_loop() -> Callable[[], object]:
+    from langgraph.graph import END, START, StateGraph
+
+    class N(TypedDict):
+        n: int
+
+    g = StateGraph(N)
+    g.add_node("tick", lambda s: {"n": s["n"] + 1})
+    g.add_edge(START, "tick")
+    g.add_conditional_edges("tick", lambda s: "tick" if s["n"] < LOOP else END)
+    app = g.compile()
+    return lambda: app.invoke({"n": 0}, {"recursion_limit": LOOP + 10})
+
+
+def timed(run: Callable[[], object], repeat: int) -> float:
+    run()  # warm up (partitions learn the vertex code)
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def report(repeat: int) -> str:
+    """Measure everything and return the Markdown tables."""
+    lines: list[str] = []
+    start = time.perf_counter()
+    backend = RayBackend().start()
+    started = time.perf_counter() - start
+    rounds = calibrate()
+    try:
+        first = time.perf_counter()
+        with loop().compile(backend=backend) as app:
+            app.invoke({"n": LOOP - 1})
+        first_run = time.perf_counter() - first
+        with fan_out(rounds).compile() as threads, fan_out(rounds).compile(backend=backend) as on_ray:
+            thread_s = timed(lambda: threads.invoke({"done": []}), repeat)
+            ray_s = timed(lambda: on_ray.invoke({"done": []}), repeat)
+        try:
+            lg_s: float | None = timed(lg_fan_out(rounds), repeat)
+        except ImportError:
+            lg_s = None
+        with RayBackend(partitions=1) as one, fan_out(rounds).compile(backend=one) as single:
+            one_s = timed(lambda: single.invoke({"done": []}), repeat)
+        floor = ping_pong()
+        with loop().compile() as threads, loop().compile(backend=backend) as on_ray:
+            thread_t = timed(lambda: threads.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
+            ray_t = timed(lambda: on_ray.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
+        try:
+            lg_t: float | None = timed(lg_loop(), repeat) / LOOP
+        except ImportError:
+            lg_t = None
+    finally:
+        stop = time.perf_counter()
+        backend.close()
+        stopped = time.perf_counter() - stop
+    cpus = os.cpu_count() or 1
+    lg = f"{lg_s:.2f} s" if lg_s is not None else "n/a"
+    lines += [
+        (
+            f"### CPU-bound fan-out: {TASKS} tasks x {TASK_SECONDS * 1000:.0f} ms of pure Python, "
+            f"{cpus} CPUs (median of {repeat})"
+        ),
+        "",
+        "| backend | wall time | speed-up over threads |",
+        "|---|---:|---:|",
+        f"| threads (one process, one GIL) | {thread_s:.2f} s | 1.00x |",
+        f"| Ray, 1 partition | {one_s:.2f} s | {thread_s / one_s:.2f}x |",
+        f"| Ray, {cpus} partitions (default) | {ray_s:.2f} s | {thread_s / ray_s:.2f}x |",
+        f"| LangGraph (thread pool) | {lg} | " + (f"{thread_s / lg_s:.2f}x |" if lg_s else "n/a |"),
+        "",
+        f"### Per-task overhead on trivial work: a {LOOP}-step loop (median of {repeat})",
+        "",
+        "| backend | per task | vs thread ping-pong |",
+        "|---|---:|---:|",
+        f"| thread ping-pong (this run's floor) | {floor * 1e6:.1f} us | 1.0x |",
+        f"| actorgraph, threads | {thread_t * 1e6:.1f} us | {thread_t / floor:.1f}x |",
+        f"| actorgraph, Ray | {ray_t * 1e6:.1f} us | {ray_t / floor:.1f}x |",
+    ]
+    if lg_t is not None:
+        lines.append(f"| LangGraph | {lg_t * 1e6:.1f} us | {lg_t / floor:.1f}x |")
+    lines += [
+        "",
+        "### Start-up cost of the Ray backend",
+        "",
+        "| step | seconds |",
+        "|---|---:|",
+        f"| `RayBackend().start()` (starts a local Ray) | {started:.2f} |",
+        f"| first compile + invoke (partitions start, learn the code) | {first_run:.2f} |",
+        f"| `close()` (stops Ray) | {stopped:.2f} |",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per workload (median)")
+    args = parser.parse_args(argv)
+    print(report(args.repeat))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

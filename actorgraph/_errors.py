@@ -7,6 +7,7 @@ wrong and what to do about it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "ActorGraphError",
@@ -87,6 +88,16 @@ class MergeConflictError(ActorGraphError):
         self.branches = tuple(branches)
         self.values = tuple(values)
         super().__init__(self._describe())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with its attributes, so the copy describes itself the same way."""
+        keywords = {
+            "vertices": self.vertices,
+            "step": self.step,
+            "branches": self.branches,
+            "values": self.values,
+        }
+        return (_merge_conflict, (self.key, keywords), self.__dict__)
 
     def _describe(self) -> str:
         who = f" by vertices {', '.join(self.vertices)}" if self.vertices else ""
@@ -212,6 +223,19 @@ class VertexError(ActorGraphError):
             f"{attempts} {tries}: {error_type}: {message}{more}. {advice}"
         )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with every attribute (an `on_error` handler on another backend's worker gets it)."""
+        keywords = {
+            "task_id": self.task_id,
+            "step": self.step,
+            "attempts": self.attempts,
+            "error_type": self.error_type,
+            "message": self.error_message,
+            "others": self.others,
+            "resumable": self.resumable,
+        }
+        return (_vertex_error, (self.vertex, keywords), self.__dict__)
+
 
 class RecordedError(ActorGraphError):
     """Stands in for an exception that was raised in another process and read from a checkpoint.
@@ -230,6 +254,18 @@ class RecordedError(ActorGraphError):
         self.message = message
         self.traceback = traceback
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with the type name, message and traceback."""
+        return (RecordedError, (self.type, self.message, self.traceback), self.__dict__)
+
+
+def _merge_conflict(key: str, keywords: dict[str, Any]) -> MergeConflictError:
+    return MergeConflictError(key, **keywords)
+
+
+def _vertex_error(vertex: str, keywords: dict[str, Any]) -> VertexError:
+    return VertexError(vertex, **keywords)
 
 
 class VertexTimeoutError(ActorGraphError, TimeoutError):

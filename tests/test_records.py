@@ -257,3 +257,29 @@ def test_every_load_path_refuses_a_damaged_record(thread: Thread, path: str) -> 
     with pytest.raises(ag.SerializationError, match=r"is damaged: .*\['inbox'\]\[0\]") as info:
         LOAD_PATHS[path](thread.app)
     assert "'t'" in str(info.value) and thread.checkpoint in str(info.value)
+
+
+def test_every_error_survives_pickling_with_its_message_and_attributes() -> None:
+    """Errors travel to other processes (the Ray backend gives them to on_error handlers there)."""
+    import pickle
+
+    made = [
+        ag.VertexError(
+            "research/fetch",
+            task_id="fetch",
+            step=2,
+            attempts=3,
+            error_type="builtins.X",
+            message="m",
+            others=1,
+        ),
+        ag.RecordedError("builtins.ConnectionError", "down", "Traceback ..."),
+        ag.MergeConflictError("k", vertices=("a", "b"), step=3, values=(1, 2)),
+        ag.VertexActorDiedError("the actor died"),
+        ag.VertexTimeoutError("too slow"),
+        ag.BackendError("no node"),
+    ]
+    for error in made:
+        again = pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes
+        assert type(again) is type(error) and str(again) == str(error)
+        assert vars(again) == vars(error)

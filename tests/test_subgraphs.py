@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
@@ -24,19 +24,16 @@ from actorgraph.merge import add, append, by_key
 Compile = Callable[..., ag.CompiledGraph[Any]]
 
 
-def counted(
-    ran: Counter[str], name: str, key: str | None = None
-) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def counted(ran: SharedDict, name: str, key: str | None = None) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A vertex that counts its runs in `ran` and sets `key` (default: its name) to that count."""
 
     def run(state: dict[str, Any]) -> dict[str, Any]:
-        ran[name] += 1
-        return {**state, key or name: ran[name]}
+        return {**state, key or name: ran.add(name)}
 
     return run
 
 
-def line(ran: Counter[str], *names: str, name: str = "inner") -> ag.Graph:
+def line(ran: SharedDict, *names: str, name: str = "inner") -> ag.Graph:
     """START -> names[0] -> ... -> END, each vertex counted in `ran`."""
     g: ag.Graph = ag.Graph(name=name)
     for vertex in names:
@@ -71,14 +68,14 @@ def asking(name: str = "ask") -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["Graph", "CompiledGraph"])
 def test_a_graph_or_a_compiled_graph_runs_as_a_vertex(compile_graph: Compile, compiled: bool) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     inner = line(ran, "a", "b")
     child = compile_graph(inner) if compiled else inner
     app = compile_graph(around(child))
     result = app.invoke({"x": 1})
     assert result.state == {"x": 1, "pre": True, "a": 1, "b": 1, "post": True}
     assert result.step == 3, "the subgraph's supersteps are its own: the parent's research is one"
-    assert ran == Counter({"a": 1, "b": 1})
+    assert ran == {"a": 1, "b": 1}
 
 
 def test_input_and_output_map_the_parent_state_to_the_child_and_an_update_back(
@@ -139,7 +136,7 @@ def test_parallel_subgraph_tasks_merge_like_any_branches(compile_graph: Compile)
 def test_the_child_run_is_kept_in_the_parents_thread_under_its_namespace(
     compile_graph: Compile, store: Any
 ) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     app = compile_graph(around(line(ran, "a", "b")), checkpointer=store)
     app.invoke({}, thread_id="t")
     app.invoke({}, thread_id="u")
@@ -160,7 +157,7 @@ def test_the_child_run_is_kept_in_the_parents_thread_under_its_namespace(
 
 
 def test_an_unknown_namespace_is_refused_naming_the_ones_there_are(compile_graph: Compile) -> None:
-    app = compile_graph(around(line(Counter(), "a")), checkpointer=MemoryCheckpointer())
+    app = compile_graph(around(line(SharedDict(), "a")), checkpointer=MemoryCheckpointer())
     app.invoke({}, thread_id="t")
     (namespace,) = app.get_state("t", app.get_history("t")[-2].checkpoint_id, subgraphs=True).subgraphs
     with pytest.raises(
@@ -173,7 +170,7 @@ def test_an_unknown_namespace_is_refused_naming_the_ones_there_are(compile_graph
 
 
 def test_a_thread_id_with_the_namespace_separator_is_refused(compile_graph: Compile) -> None:
-    app = compile_graph(line(Counter(), "a"), checkpointer=MemoryCheckpointer())
+    app = compile_graph(line(SharedDict(), "a"), checkpointer=MemoryCheckpointer())
     with pytest.raises(ag.ConfigError, match=r"thread_id 'a\|b' contains '\|'"):
         app.invoke({}, thread_id="a|b")
 
@@ -184,7 +181,7 @@ def test_a_thread_id_with_the_namespace_separator_is_refused(compile_graph: Comp
 def test_an_interrupt_in_the_child_pauses_the_parent_and_an_answer_reaches_it(
     compile_graph: Compile, store: Any
 ) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     inner: ag.Graph = ag.Graph(name="approval")
     inner.add_vertex("prep", counted(ran, "prep"))
     inner.add_vertex("ask", asking())
@@ -205,7 +202,7 @@ def test_an_interrupt_in_the_child_pauses_the_parent_and_an_answer_reaches_it(
     assert [t.thread_id for t in store.threads(status="interrupted")] == ["t"]
     done = app.invoke(ag.Command(resume="yes"), thread_id="t")
     assert done.state == {"pre": True, "prep": 1, "ask": "yes", "post": True}
-    assert ran == Counter({"prep": 1}), "the child continued where it paused"
+    assert ran == {"prep": 1}, "the child continued where it paused"
     assert store.threads(status="interrupted") == []
 
 
@@ -236,7 +233,7 @@ def test_interrupts_of_several_child_runs_are_answered_by_id(compile_graph: Comp
 
 
 def test_breakpoints_name_inner_vertices_by_path(compile_graph: Compile, store: Any) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     app = compile_graph(
         around(line(ran, "fetch", "write")),
         checkpointer=store,
@@ -247,16 +244,16 @@ def test_breakpoints_name_inner_vertices_by_path(compile_graph: Compile, store: 
     assert [(i.vertex, i.kind) for i in after.interrupts] == [("research/fetch", "after")]
     before = app.invoke(None, thread_id="t")
     assert [(i.vertex, i.kind) for i in before.interrupts] == [("research/write", "before")]
-    assert ran == Counter({"fetch": 1})
+    assert ran == {"fetch": 1}
     done = app.invoke(ag.Command(resume=None), thread_id="t")
     assert done.status == "done"
-    assert ran == Counter({"fetch": 1, "write": 1})
+    assert ran == {"fetch": 1, "write": 1}
 
 
 def test_a_compiled_subgraphs_own_breakpoints_hold_and_star_paths_cover_a_subgraph(
     compile_graph: Compile,
 ) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     child = compile_graph(line(ran, "fetch", "write"), interrupt_before="write")
     app = compile_graph(around(child), checkpointer=MemoryCheckpointer())
     assert [i.vertex for i in app.invoke({}, thread_id="t").interrupts] == ["research/write"]
@@ -266,7 +263,7 @@ def test_a_compiled_subgraphs_own_breakpoints_hold_and_star_paths_cover_a_subgra
 
 
 def test_breakpoint_paths_are_checked(compile_graph: Compile) -> None:
-    outer = around(line(Counter(), "fetch"))
+    outer = around(line(SharedDict(), "fetch"))
     with pytest.raises(ag.ConfigError, match=r"unknown vertex 'research/nope' \(vertices of research: fetch"):
         outer.compile(interrupt_before=["research/nope"])
     with pytest.raises(ag.ConfigError, match="'pre' is not a subgraph vertex"):
@@ -279,21 +276,20 @@ def test_breakpoint_paths_are_checked(compile_graph: Compile) -> None:
 # -- errors across the boundary -----------------------------------------------------------
 
 
-def flaky(ran: Counter[str], name: str, failures: list[int]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A vertex that raises ConnectionError while `failures[0]` > 0 (counting it down)."""
+def flaky(ran: SharedDict, name: str, failures: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A vertex that raises ConnectionError on its first `failures` runs (counted in `ran`)."""
 
     def run(state: dict[str, Any]) -> dict[str, Any]:
-        ran[name] += 1
-        if failures[0] > 0:
-            failures[0] -= 1
+        count = ran.add(name)
+        if count <= failures:
             msg = f"{name} is down"
             raise ConnectionError(msg)
-        return {**state, name: ran[name]}
+        return {**state, name: count}
 
     return run
 
 
-def flaky_line(ran: Counter[str], failures: list[int]) -> ag.Graph:
+def flaky_line(ran: SharedDict, failures: int) -> ag.Graph:
     g: ag.Graph = ag.Graph(name="inner")
     g.add_vertex("plan", counted(ran, "plan"))
     g.add_vertex("fetch", flaky(ran, "fetch", failures))
@@ -308,8 +304,8 @@ def flaky_line(ran: Counter[str], failures: list[int]) -> ag.Graph:
 def test_an_inner_failure_names_its_path_and_invoke_none_reruns_only_the_failed_task(
     compile_graph: Compile, store: Any
 ) -> None:
-    ran: Counter[str] = Counter()
-    app = compile_graph(around(flaky_line(ran, [1])), checkpointer=store)
+    ran = SharedDict()
+    app = compile_graph(around(flaky_line(ran, 1)), checkpointer=store)
     with pytest.raises(ag.VertexError) as raised:
         app.invoke({}, thread_id="t")
     error = raised.value
@@ -323,19 +319,19 @@ def test_an_inner_failure_names_its_path_and_invoke_none_reruns_only_the_failed_
     assert [t.thread_id for t in store.threads(status="error")] == ["t"]
     done = app.invoke(None, thread_id="t")
     assert done.state == {"pre": True, "plan": 1, "fetch": 2, "write": 1, "post": True}
-    assert ran == Counter({"plan": 1, "fetch": 2, "write": 1})
+    assert ran == {"plan": 1, "fetch": 2, "write": 1}
 
 
 def test_retry_on_the_subgraph_vertex_retries_by_the_inner_cause_and_keeps_the_childs_progress(
     compile_graph: Compile, store: Any
 ) -> None:
-    ran: Counter[str] = Counter()
+    ran = SharedDict()
     policy = ag.RetryPolicy(max_attempts=3, initial_interval=0.001, retry_on=ConnectionError)
-    app = compile_graph(around(flaky_line(ran, [2]), retry=policy), checkpointer=store)
+    app = compile_graph(around(flaky_line(ran, 2), retry=policy), checkpointer=store)
     events: list[Any] = []
     result = app.invoke({}, thread_id="t", listeners=[events.append])
     assert result.state["fetch"] == 3
-    assert ran == Counter({"plan": 1, "fetch": 3, "write": 1}), "a retry continues the child's thread"
+    assert ran == {"plan": 1, "fetch": 3, "write": 1}, "a retry continues the child's thread"
     retried = [e for e in events if type(e).__name__ == "RetryScheduled" and not e.namespace]
     assert [e.vertex for e in retried] == ["research", "research"]
 
@@ -343,29 +339,29 @@ def test_retry_on_the_subgraph_vertex_retries_by_the_inner_cause_and_keeps_the_c
 def test_retry_of_a_subgraph_vertex_without_a_checkpointer_runs_the_child_again(
     compile_graph: Compile,
 ) -> None:
-    ran: Counter[str] = Counter()
-    app = compile_graph(around(flaky_line(ran, [1]), retry=ag.RetryPolicy(initial_interval=0.001)))
+    ran = SharedDict()
+    app = compile_graph(around(flaky_line(ran, 1), retry=ag.RetryPolicy(initial_interval=0.001)))
     assert app.invoke({}).state["fetch"] == 2
-    assert ran == Counter({"plan": 2, "fetch": 2, "write": 1}), "the default retry_on sees the cause"
+    assert ran == {"plan": 2, "fetch": 2, "write": 1}, "the default retry_on sees the cause"
 
 
 def test_on_error_of_the_subgraph_vertex_handles_the_inner_failure(compile_graph: Compile) -> None:
-    seen: list[BaseException] = []
+    seen = SharedList()  # the type and vertex of each error: a VertexError cannot be unpickled
 
     def handler(state: dict[str, Any], error: BaseException) -> dict[str, Any]:
-        seen.append(error)
+        seen.append((type(error), getattr(error, "vertex", None)))
         return {**state, "fallback": True}
 
-    app = compile_graph(around(flaky_line(Counter(), [5]), on_error=handler))
+    app = compile_graph(around(flaky_line(SharedDict(), 5), on_error=handler))
     assert app.invoke({}).state == {"pre": True, "fallback": True, "post": True}
-    (error,) = seen
-    assert isinstance(error, ag.VertexError)
-    assert error.vertex == "research/fetch"
+    ((kind, vertex),) = seen
+    assert issubclass(kind, ag.VertexError)
+    assert vertex == "research/fetch"
 
 
 def test_a_subgraph_vertex_timeout_cancels_its_child(compile_graph: Compile) -> None:
-    release = threading.Event()
-    started = threading.Event()
+    release = SharedEvent()
+    started = SharedEvent()
 
     def slow(state: dict[str, Any]) -> dict[str, Any]:
         started.set()
@@ -488,7 +484,7 @@ def test_stream_with_subgraphs_tags_items_with_their_namespace(compile_graph: Co
 
 
 def test_events_of_nested_runs_carry_the_namespace_path(compile_graph: Compile) -> None:
-    mid = around(line(Counter(), "a"), name="mid")
+    mid = around(line(SharedDict(), "a"), name="mid")
     app = compile_graph(around(mid, name="top"))
     events: list[Any] = []
     app.invoke({}, listeners=[events.append])
@@ -518,24 +514,39 @@ def test_astream_with_subgraphs(compile_graph: Compile) -> None:
 
 
 class Gauge:
-    """Counts how many calls are inside a section at once, and the most there ever were."""
+    """Counts how many calls are inside a section at once, and the most there ever were.
+
+    Shared by the processes the calls run in: `inside` is the count now, `counts`
+    every count a call saw as it entered.
+    """
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.now = 0
-        self.most = 0
+        self.inside = SharedDict({"now": 0})
+        self.counts = SharedList()
+
+    @property
+    def most(self) -> int:
+        """The most calls that were ever inside at once."""
+        return max(self.counts, default=0)
 
     def vertex(self, pause: float = 0.0) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def run(state: dict[str, Any]) -> dict[str, Any]:
-            with self.lock:
-                self.now += 1
-                self.most = max(self.most, self.now)
+            self.counts.append(self.inside.add("now"))
             time.sleep(pause)
-            with self.lock:
-                self.now -= 1
+            self.inside.add("now", -1)
             return {**state, "hits": state["hits"] + 1}
 
         return run
+
+
+def until(condition: Callable[[], bool], timeout: float) -> bool:
+    """Whether `condition` holds within `timeout` seconds (polled)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def fanning(gauge: Gauge, width: int) -> ag.Graph:
@@ -586,11 +597,11 @@ def test_a_child_that_contains_the_same_compiled_graph_twice(compile_graph: Comp
 
 def test_fifty_parent_runs_wait_for_their_children_without_a_thread_each(compile_graph: Compile) -> None:
     """Fifty children wait at once for a vertex bounded to two actors: threads stay bounded."""
-    release = threading.Event()
-    waiting = threading.Semaphore(0)
+    release = SharedEvent()
+    waiting = SharedDict({"n": 0})
 
     def gate(state: dict[str, Any]) -> dict[str, Any]:
-        waiting.release()
+        waiting.add("n")
         release.wait(30)
         return {**state, "hits": state["hits"] + 1}
 
@@ -606,8 +617,7 @@ def test_fifty_parent_runs_wait_for_their_children_without_a_thread_each(compile
     before = threading.active_count()
     handles = [app.start({"hits": 0}, thread_id=f"t{i}") for i in range(50)]
     try:
-        for _ in range(2):
-            assert waiting.acquire(timeout=10)
+        assert until(lambda: waiting["n"] >= 2, timeout=20), "two children never reached the gate"
         during = threading.active_count() - before
     finally:
         release.set()
@@ -617,8 +627,8 @@ def test_fifty_parent_runs_wait_for_their_children_without_a_thread_each(compile
 
 
 def test_cancelling_the_parent_cancels_its_child(compile_graph: Compile) -> None:
-    release, started = threading.Event(), threading.Event()
-    ran: Counter[str] = Counter()
+    release, started = SharedEvent(), SharedEvent()
+    ran = SharedDict()
 
     def slow(state: dict[str, Any]) -> dict[str, Any]:
         started.set()
@@ -640,7 +650,7 @@ def test_cancelling_the_parent_cancels_its_child(compile_graph: Compile) -> None
     with pytest.raises(ag.RunCancelledError):
         handle.result(10)
     time.sleep(0.1)
-    assert ran == Counter(), "nothing of the child ran after the cancel"
+    assert ran == {}, "nothing of the child ran after the cancel"
     child = next(iter(app.get_state("t", subgraphs=True).subgraphs.values()))
     assert child.step == 0, "the child committed nothing after the cancel"
 
@@ -674,7 +684,7 @@ def test_a_subgraph_compiled_with_another_checkpointer_is_refused(
 ) -> None:
     own = SqliteCheckpointer(tmp_path / "own.db")
     try:
-        child = compile_graph(line(Counter(), "a"), checkpointer=own)
+        child = compile_graph(line(SharedDict(), "a"), checkpointer=own)
         with pytest.raises(
             ag.GraphValidationError, match="'research' was compiled with a checkpointer of its own"
         ):
@@ -735,13 +745,13 @@ def test_a_handoff_the_parent_never_recorded_is_found_again_on_resume(
     compile_graph: Compile, store: Any
 ) -> None:
     """The parent stops right after the child handed off: resumed, it takes the stored handoff."""
-    thoughts: Counter[str] = Counter()
-    ready = threading.Event()
+    thoughts = SharedDict()
+    ready = SharedEvent()
 
     def team(name: str, other: str) -> ag.Graph:
         def think(state: dict[str, Any]) -> dict[str, Any]:
             ready.wait(10)
-            thoughts[name] += 1
+            thoughts.add(name)
             return state
 
         g: ag.Graph = ag.Graph(name=name)
@@ -777,7 +787,7 @@ def test_a_handoff_the_parent_never_recorded_is_found_again_on_resume(
     assert [c.status for c in snap.subgraphs.values()] == ["done"]
     result = app.invoke(None, thread_id="t")
     assert result.state == {"turns": ["alice", "bob"]}
-    assert thoughts == Counter({"alice": 1}), "the child's finished work was not done again"
+    assert thoughts == {"alice": 1}, "the child's finished work was not done again"
 
 
 def test_an_engine_error_inside_a_subgraph_says_which_subgraph_run_raised_it(compile_graph: Compile) -> None:

@@ -78,8 +78,8 @@ def connect(
         "logging_level": logging.WARNING,
         "log_to_driver": True,
     }
-    if target is None:
-        options["num_cpus"] = num_cpus
+    if target is None:  # "local": never a stale cluster Ray would find by itself
+        options |= {"address": "local", "num_cpus": num_cpus}
     else:
         options["address"] = target
     paths = [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir()]
@@ -90,8 +90,12 @@ def connect(
 
 def _resolve(address: str | None) -> str | None:
     """The address to join, or None to start a local Ray."""
-    if address is None:
-        return _running_here()
+    if address is None:  # join a cluster started here if it answers, else start one
+        found = _running_here()
+        try:
+            return _probe(found, 2.0) if found is not None else None
+        except BackendError:  # a stale marker left by a cluster that is gone
+            return None
     if address == "auto":
         found = os.environ.get("RAY_ADDRESS") or _running_here()
         if found is None:
@@ -115,7 +119,7 @@ def _running_here() -> str | None:
     return text or None
 
 
-def _probe(address: str, wait: float) -> None:
+def _probe(address: str, wait: float) -> str:
     """Refuse an address where nothing accepts a connection (Ray itself would retry for minutes)."""
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
     host, port = parts.hostname, parts.port
@@ -132,6 +136,7 @@ def _probe(address: str, wait: float) -> None:
             "for a local Ray"
         )
         raise BackendError(msg) from None
+    return address
 
 
 def _bounded(start: Any, wait: float, address: str | None) -> threading.Event:

@@ -85,11 +85,11 @@ def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
 
 
 def portable_error(error: ErrorInfo) -> ErrorInfo:
-    """`error`, with its exception replaced by a `RecordedError` when it cannot be pickled."""
+    """`error`, its exception replaced by a `RecordedError` when it cannot be pickled and loaded again."""
     if error.exception is None:
         return error
     try:
-        cloudpickle.dumps(error.exception)
+        cloudpickle.loads(cloudpickle.dumps(error.exception))
     except Exception:  # noqa: BLE001 - any pickling failure: keep the text, drop the object
         stand_in = RecordedError(error.type, error.message, error.traceback)
         return ErrorInfo(error.type, error.message, error.traceback, stand_in, error.retryable)

@@ -196,10 +196,14 @@ class RayPool:
             called = cloudpickle.loads(future.result())
         except exceptions.RayTaskError as exc:  # the partition could not run the call at all
             cause = exc.cause if isinstance(exc.cause, BaseException) else exc
-            msg = (
-                f"vertex {order.task.vertex!r} could not run in its Ray worker: {type(cause).__name__}: "
-                f"{cause} (is the vertex's module importable there? see RayBackend's docs)"
+            hint = (
+                " (the worker could not import the vertex's code: make its module importable on every "
+                "node, e.g. RayBackend(init={'runtime_env': {'working_dir': '.'}}))"
+                if isinstance(cause, (ImportError, AttributeError))
+                else ""
             )
+            what = f"{type(cause).__name__}: {cause}"
+            msg = f"vertex {order.task.vertex!r} could not run in its Ray worker: {what}{hint}"
             return _error(order, prepared, ActorGraphError(msg), retryable=False)
         except exceptions.RayError as exc:  # the partition died, or its node did
             msg = (

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 from actorgraph._errors import GraphValidationError
+from actorgraph._options import check_name, policies_of, resources_of
 from actorgraph._policy import RetryPolicy
 from actorgraph._types import END, START
 from actorgraph.merge import Merge
@@ -149,7 +150,7 @@ class GraphBuilder(Generic[S]):
             raise GraphValidationError(msg)
         self.merge = merge
         self.name = name or "graph"
-        self.retry = _policies(retry, "Graph(retry=...)")
+        self.retry = policies_of(retry, "Graph(retry=...)")
         self.state = state
         self.returns = _returns(returns, "Graph(returns=...)")
         self._vertices: dict[str, _Vertex] = {}
@@ -194,23 +195,24 @@ class GraphBuilder(Generic[S]):
             output: for a subgraph, `output(final)` makes an update of this graph's
                 state from the subgraph's final state, applied through its reducers
                 (default: the final state is the vertex's new state, as it is).
-            resources: what a worker running this vertex must hold on a distributed
-                backend: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}` (Ray's
-                names); the thread backend ignores them.
+            resources: what a worker must hold to run it on a distributed backend, in Ray's
+                names: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}`; threads ignore it.
 
         Returns:
             The graph, for chaining.
         """
-        _check_name(name)
+        self._new_name(name)
+        options: dict[str, Any] = {"retry": retry, "timeout": timeout, "destinations": destinations}
+        options |= {"concurrency": concurrency, "on_error": on_error, "returns": returns}
+        options |= {"input": input, "output": output, "resources": resources}
+        self._vertices[name] = _checked_vertex(name, fn, **options)
+        return self
+
+    def _new_name(self, name: Any) -> None:
+        check_name(name)
         if name in self._vertices:
             msg = f"vertex {name!r} was added twice; give each vertex a unique name"
             raise GraphValidationError(msg)
-        options: dict[str, Any] = {"retry": retry, "timeout": timeout, "destinations": destinations}
-        options |= {"concurrency": concurrency, "on_error": on_error, "returns": returns}
-        vertex = _checked_vertex(name, fn, input=input, output=output, **options)
-        vertex.resources = _resources(name, resources)
-        self._vertices[name] = vertex
-        return self
 
     def add_edge(self, src: str | Sequence[str], dst: str) -> GraphBuilder[S]:
         """Add an edge `src -> dst`, or a join `[a, b] -> dst`.
@@ -302,6 +304,7 @@ def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
     returns: Any,
     input: Any,  # noqa: A002 - add_vertex's name for it
     output: Any,
+    resources: Any,
 ) -> _Vertex:
     _check_options(name, fn, timeout, concurrency, on_error)
     _check_mappers(name, fn, input, output)
@@ -310,7 +313,7 @@ def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
     return _Vertex(
         name,
         fn,
-        _policies(retry, f"vertex {name!r}: retry") if retry is not None else None,
+        policies_of(retry, f"vertex {name!r}: retry") if retry is not None else None,
         float(timeout) if timeout is not None else None,
         tuple(destinations) if destinations is not None else None,
         concurrency or DEFAULT_CONCURRENCY,
@@ -318,26 +321,8 @@ def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
         _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
         input,
         output,
+        resources_of(name, resources),
     )
-
-
-def _resources(name: str, resources: Any) -> dict[str, float] | None:
-    """`add_vertex(resources=)` checked: names to non-negative amounts."""
-    if resources is None:
-        return None
-    if not isinstance(resources, Mapping):
-        msg = f"vertex {name!r}: resources must be a mapping such as {{'num_cpus': 1}}, got {resources!r}"
-        raise GraphValidationError(msg)
-    checked: dict[str, float] = {}
-    for key, amount in resources.items():
-        if not isinstance(key, str) or not key:
-            msg = f"vertex {name!r}: resource names must be non-empty strings, got {key!r}"
-            raise GraphValidationError(msg)
-        if isinstance(amount, bool) or not isinstance(amount, (int, float)) or not amount >= 0:
-            msg = f"vertex {name!r}: resource {key!r} must be a number >= 0, got {amount!r}"
-            raise GraphValidationError(msg)
-        checked[key] = float(amount)
-    return checked
 
 
 def is_subgraph(fn: Any) -> bool:
@@ -380,36 +365,8 @@ def _subgraph_stand_in(state: Any) -> Any:  # a subgraph vertex's `fn` is never 
     return state
 
 
-def _check_name(name: Any) -> None:
-    if not isinstance(name, str) or not name:
-        msg = f"a vertex name must be a non-empty string, got {name!r}"
-        raise GraphValidationError(msg)
-    if name in (START, END):
-        msg = f"{name!r} is reserved (START / END); choose another vertex name"
-        raise GraphValidationError(msg)
-    for mark, use in ((":", "task ids"), ("|", "subgraph namespaces"), ("/", "paths into subgraphs")):
-        if mark in name:
-            msg = f"vertex name {name!r} contains {mark!r}, which {use} use; choose another name"
-            raise GraphValidationError(msg)
-
-
 def _returns(value: Any, what: str) -> Returns:
     if value not in RETURNS:
         msg = f"{what} must be 'state' (the whole new state) or 'update' (the keys it changes), got {value!r}"
         raise GraphValidationError(msg)
     return value  # type: ignore[no-any-return]
-
-
-def _policies(retry: RetryPolicy | Sequence[RetryPolicy] | None, what: str) -> tuple[RetryPolicy, ...]:
-    if retry is None:
-        return ()
-    if isinstance(retry, RetryPolicy):
-        policies: tuple[Any, ...] = (retry,)
-    elif isinstance(retry, (list, tuple)):
-        policies = tuple(retry)
-    else:
-        policies = (retry,)
-    if not all(isinstance(p, RetryPolicy) for p in policies):
-        msg = f"{what} must be a RetryPolicy or a list of them, got {retry!r}"
-        raise GraphValidationError(msg)
-    return policies

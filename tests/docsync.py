@@ -76,6 +76,9 @@ def sync(page: Path) -> bool:
         if source is None:
             i += 1
             continue
+        if i + 1 >= len(lines) or not lines[i + 1].strip().startswith("```"):
+            msg = f"{page.relative_to(ROOT)}:{i + 1}: a code comment must be followed by a fenced block"
+            raise ValueError(msg)
         out.append(lines[i + 1])  # the opening fence
         end = next(j for j in range(i + 2, len(lines)) if lines[j].strip() == "```")
         out.extend(section(ROOT / source["path"], source["section"]))

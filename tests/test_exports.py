@@ -149,7 +149,7 @@ LAYERS: dict[str, list[str]] = {
         "_cancel",
         "_log",
     ],
-    "building": ["_builder", "_validate", "draw"],
+    "building": ["_options", "_builder", "_validate", "draw"],
     "persistence": ["checkpoint"],
     "actors": [
         "_messages",

@@ -282,6 +282,39 @@ def test_two_nodes_pinned_by_resources_a_node_removed_mid_run_and_the_run_comple
     assert seen["state"]["attempts"] == 2  # the attempt that died with its node, and one retry
 
 
+def test_the_how_to_joins_a_cluster_started_with_ray_start_by_address_auto() -> None:
+    """`ray start --head` in a session of its own (killed as a group), then `ray_cluster.py --auto`."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_AUTH_MODE": "disabled"}
+    env |= {"RAY_USAGE_STATS_ENABLED": "0"}
+    env.pop("RAY_ADDRESS", None)
+    ray_cli = Path(sys.executable).with_name("ray")
+    command = [str(ray_cli), "start", "--head", "--block", f"--port={port}", "--num-cpus=2"]
+    command += ["--include-dashboard=false", "--disable-usage-stats"]
+    head = subprocess.Popen(
+        command, env=env, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    marker = Path("/tmp/ray/ray_current_cluster")  # noqa: S108 - where `ray start` writes its address
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if marker.exists() and marker.read_text().strip().endswith(f":{port}"):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("`ray start --head` did not come up within 60 s")
+        example = str(HERE.parent / "examples" / "ray_cluster.py")
+        run = [sys.executable, example, "--auto"]
+        out = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        os.killpg(head.pid, signal.SIGKILL)
+        head.wait(30)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "joined the cluster: done, 2 vertices ran on Ray nodes" in out.stdout
+
+
 # -- bad input -------------------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import cloudpickle
 import pykka
@@ -35,12 +35,31 @@ from actorgraph._task import Prepared, finish, prepare
 from actorgraph._timer import Timer
 from actorgraph._types import ErrorInfo, VertexResult
 from actorgraph.events import TaskStarted
+from actorgraph.ray._groups import Group, Partition
 from actorgraph.ray._partition import portable_error
+from actorgraph.ray._states import StateCache
 
-if TYPE_CHECKING:
-    from actorgraph.ray._backend import Group, Partition, RayBackend
 
-__all__ = ["Finisher", "RayPool"]
+class Host(Protocol):
+    """What a pool needs of its backend (`RayBackend`)."""
+
+    @property
+    def ray(self) -> Any:
+        """The `ray` module."""
+
+    @property
+    def finisher(self) -> Finisher:
+        """Where landed answers are finished."""
+
+    @property
+    def states(self) -> StateCache:
+        """Where input states are encoded."""
+
+    def wait_until_up(self, actor: Any) -> bool:
+        """Wait until a partition answers again."""
+
+
+__all__ = ["Finisher", "Host", "RayPool"]
 
 
 @dataclass(slots=True)
@@ -59,7 +78,7 @@ class RayPool:
 
     def __init__(  # noqa: PLR0913 - the backend, the vertex, and where it runs
         self,
-        backend: RayBackend,
+        backend: Host,
         *,
         spec: GraphSpec,
         vertex: VertexSpec,
@@ -129,7 +148,7 @@ class RayPool:
             result = failed_result(order, exc)
         done = done_of(order, result)
         if _died(result):  # report once the partition answers again, so a retry finds it up
-            recovered = self.group.recover(flight.partition, self.backend)
+            recovered = self.group.recover(flight.partition, self.backend.wait_until_up)
             recovered.add_done_callback(lambda _: report(order, done))
         else:
             report(order, done)

@@ -32,9 +32,10 @@ the final state is checked against).
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
+
+from shared import SharedList
 
 import actorgraph as ag
 from actorgraph.merge import Merge, add, append, by_key, merge_dicts, replace, union
@@ -51,20 +52,20 @@ Move = int | str | list[Any]
 class Probe:
     """The side channel of a run (its `context`): what ran, and where faults strike.
 
-    Subclasses inject faults in `started`; this one only records tokens.
+    Subclasses inject faults in `started`; this one only records tokens, in a
+    `SharedList`: the run's context travels with each call to a Ray worker, and
+    every copy of the probe appends to the same list.
     """
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.tokens: list[str] = []
+        self.tokens = SharedList()
 
     def started(self, token: str) -> None:
         """A task is about to do its work (it may raise, interrupt or kill here)."""
 
     def finished(self, token: str) -> None:
         """A task has done its work and is about to return its new state."""
-        with self.lock:
-            self.tokens.append(token)
+        self.tokens.append(token)
 
 
 def vertex_name(index: int) -> str:

@@ -16,12 +16,13 @@ import os
 import pickle
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SharedDict", "SharedEvent", "SharedList"]
+__all__ = ["SharedBarrier", "SharedDict", "SharedEvent", "SharedList"]
 
 _MADE: list[str] = []  # the directories this process made, removed when it exits
 _CREATOR = os.getpid()
@@ -191,3 +192,24 @@ class SharedEvent:
                 return False
             time.sleep(0.002)
         return True
+
+
+class SharedBarrier:
+    """`threading.Barrier(parties).wait(timeout)` across processes (single use)."""
+
+    def __init__(self, parties: int) -> None:
+        self.parties = parties
+        self._arrived = SharedDict({"n": 0})
+
+    def wait(self, timeout: float) -> None:
+        """Return once `parties` callers have arrived.
+
+        Raises:
+            threading.BrokenBarrierError: they did not all arrive within `timeout` seconds.
+        """
+        self._arrived.add("n")
+        deadline = time.monotonic() + timeout
+        while self._arrived["n"] < self.parties:
+            if time.monotonic() >= deadline:
+                raise threading.BrokenBarrierError
+            time.sleep(0.002)

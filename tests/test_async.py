@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import SharedBarrier, SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
@@ -47,12 +47,12 @@ def test_ainvoke_and_astream(compile_graph: Compile) -> None:
 
 
 def test_async_vertices_run_with_retry(compile_graph: Compile) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     async def fetch(state: dict[str, int]) -> dict[str, int]:
-        calls["n"] += 1
+        n = calls.add("n")
         await asyncio.sleep(0.01)
-        if calls["n"] < 3:
+        if n < 3:
             raise ConnectionError("try again")
         return {"n": state["n"] + 1}
 
@@ -84,11 +84,14 @@ def test_async_vertices_interrupt_and_resume(compile_graph: Compile) -> None:
 def test_async_vertices_run_in_parallel_on_their_own_loops(compile_graph: Compile) -> None:
     from actorgraph.merge import add, by_key
 
-    together = threading.Barrier(10, timeout=10)  # passes only if all ten wait at once
+    together = SharedBarrier(10)  # passes only if all ten wait at once
+
+    def wait_for_all() -> None:
+        together.wait(timeout=10)
 
     async def meet(state: dict[str, int]) -> dict[str, int]:
         await asyncio.sleep(0)
-        await asyncio.get_running_loop().run_in_executor(None, together.wait)
+        await asyncio.get_running_loop().run_in_executor(None, wait_for_all)
         return {"n": state["n"] + 1}
 
     g: ag.Graph = ag.Graph(merge=by_key({"n": add}))
@@ -100,9 +103,9 @@ def test_async_vertices_run_in_parallel_on_their_own_loops(compile_graph: Compil
 
 
 def test_cancelling_the_awaiting_task_cancels_the_run(compile_graph: Compile) -> None:
-    entered = threading.Event()
-    release = threading.Event()
-    after: list[str] = []
+    entered = SharedEvent()
+    release = SharedEvent()
+    after = SharedList()
     g: ag.Graph = ag.Graph()
     g.add_vertex("wait", lambda s: (entered.set(), release.wait(5), s)[2])
     g.add_vertex("after", lambda s: (after.append("ran"), s)[1])
@@ -125,7 +128,7 @@ def test_cancelling_the_awaiting_task_cancels_the_run(compile_graph: Compile) ->
 
 
 def test_ainvoke_timeout_cancels_the_run(compile_graph: Compile) -> None:
-    release = threading.Event()
+    release = SharedEvent()
     app = compile_graph(single(lambda s: (release.wait(5), s)[1]))
 
     async def main() -> None:
@@ -137,7 +140,7 @@ def test_ainvoke_timeout_cancels_the_run(compile_graph: Compile) -> None:
 
 
 def test_breaking_out_of_astream_cancels_the_run(compile_graph: Compile) -> None:
-    ran: list[int] = []
+    ran = SharedList()
     g: ag.Graph = ag.Graph()
     g.add_vertex("tick", lambda s: (ran.append(s["n"]), time.sleep(0.01), {"n": s["n"] + 1})[2])
     g.add_edge(ag.START, "tick")
@@ -159,11 +162,10 @@ def test_breaking_out_of_astream_cancels_the_run(compile_graph: Compile) -> None
 
 
 def test_a_slow_async_vertex_times_out_and_is_retried(compile_graph: Compile) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     async def slow_once(state: dict[str, int]) -> dict[str, int]:
-        calls["n"] += 1
-        if calls["n"] == 1:
+        if calls.add("n") == 1:
             await asyncio.sleep(0.5)
         return {"n": state["n"] + 1}
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from shared import SharedBarrier, SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph.merge import add, append, by_key
@@ -198,17 +199,17 @@ def test_ctx_gives_context_and_a_private_value_kept_across_supersteps(compile_gr
 
 
 def test_a_vertex_cannot_change_what_another_vertex_sees(compile_graph: Compile) -> None:
-    seen: dict[str, Any] = {}
-    ready = threading.Barrier(2, timeout=5)
+    seen = SharedDict()
+    ready = SharedBarrier(2)  # both vertices arrive before the reader looks: they run at once
 
     def vandal(state: dict[str, Any]) -> dict[str, Any]:
         state["shared"].append("vandal")
         state["nested"]["k"] = "changed"
-        ready.wait()
+        ready.wait(timeout=5)
         return {"v": 1}
 
     def reader(state: dict[str, Any]) -> dict[str, Any]:
-        ready.wait()
+        ready.wait(timeout=5)
         seen["shared"] = list(state["shared"])
         seen["nested"] = dict(state["nested"])
         return {"r": 1}
@@ -307,7 +308,7 @@ def test_bad_recursion_limit(compile_graph: Compile) -> None:
 
 
 def test_timeout_raises_and_stops_the_run(compile_graph: Compile) -> None:
-    calls: list[int] = []
+    calls = SharedList()
 
     def slow(state: dict[str, Any]) -> dict[str, Any]:
         calls.append(state["n"])
@@ -324,8 +325,8 @@ def test_timeout_raises_and_stops_the_run(compile_graph: Compile) -> None:
 
 
 def test_cancel_stops_between_supersteps(compile_graph: Compile) -> None:
-    entered, release = threading.Event(), threading.Event()
-    ran_after: list[str] = []
+    entered, release = SharedEvent(), SharedEvent()
+    ran_after = SharedList()
 
     def blocker(state: dict[str, Any]) -> dict[str, Any]:
         entered.set()
@@ -351,7 +352,7 @@ def test_cancel_stops_between_supersteps(compile_graph: Compile) -> None:
 
 
 def test_handle_result_with_timeout_keeps_the_run_going(compile_graph: Compile) -> None:
-    release = threading.Event()
+    release = SharedEvent()
     g: ag.Graph = ag.Graph()
     g.add_vertex("wait", lambda s: (release.wait(5), s)[1])
     g.add_edge(ag.START, "wait")
@@ -412,7 +413,7 @@ def test_a_closed_graph_refuses_runs_and_close_is_idempotent() -> None:
 
 
 def test_closing_fails_runs_still_going() -> None:
-    entered, release = threading.Event(), threading.Event()
+    entered, release = SharedEvent(), SharedEvent()
     g: ag.Graph = ag.Graph()
     g.add_vertex("wait", lambda s: (entered.set(), release.wait(5), s)[2])
     g.add_vertex("next", lambda s: s)

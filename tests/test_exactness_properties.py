@@ -28,6 +28,7 @@ import exactness_graphs as eg
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from shared import SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph._lineage import merge_nodes
@@ -128,7 +129,7 @@ def run_through(app: ag.CompiledGraph[Any], desc: eg.Desc, thread: str) -> tuple
     probe = eg.Probe()
     result = app.invoke(eg.initial_state(desc), thread_id=thread, context=probe)
     assert result.status == "done"
-    return result.state, probe.tokens
+    return result.state, probe.tokens.copy()
 
 
 def reference(desc: eg.Desc) -> tuple[dict[str, Any], list[str]]:
@@ -192,14 +193,14 @@ class FaultProbe(eg.Probe):
         super().__init__()
         self.fault = fault
         self.target = target
-        self.armed = True
-        self.answers: list[Any] = []
+        self.fired = SharedEvent()  # across processes: the error fires once in all of them
+        self.answers = SharedList()
 
     def started(self, token: str) -> None:
         if token != self.target:
             return
-        if self.fault == "error" and self.armed:
-            self.armed = False
+        if self.fault == "error" and not self.fired.is_set():
+            self.fired.set()
             raise ConnectionError("once")
         if self.fault == "interrupt":
             self.answers.append(ag.interrupt("q"))

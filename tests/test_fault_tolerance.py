@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from shared import SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph._retry import backoff, choose, is_transient, next_delay
@@ -75,13 +76,13 @@ def test_the_first_matching_policy_decides() -> None:
 
 
 def test_attempts_and_backoff_are_exact_with_a_fake_clock(compile_graph: Compile, store: Any) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     def flaky(state: dict[str, int]) -> dict[str, int]:
-        calls["n"] += 1
-        if calls["n"] < 4:
+        n = calls.add("n")
+        if n < 4:
             raise ConnectionError("reset")
-        return {"n": calls["n"]}
+        return {"n": n}
 
     clock = FakeClock()
     policy = ag.RetryPolicy(
@@ -97,10 +98,10 @@ def test_attempts_and_backoff_are_exact_with_a_fake_clock(compile_graph: Compile
 def test_several_policies_the_first_match_sets_the_attempt_count(
     compile_graph: Compile, store: Any, error: type[Exception], attempts: int
 ) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     def always(state: Any) -> Any:
-        calls["n"] += 1
+        calls.add("n")
         raise error("nope")
 
     policies = [
@@ -115,7 +116,7 @@ def test_several_policies_the_first_match_sets_the_attempt_count(
 
 
 def test_each_attempt_starts_from_the_recorded_input(compile_graph: Compile) -> None:
-    seen: list[list[int]] = []
+    seen = SharedList()
 
     def mutating(state: dict[str, Any]) -> dict[str, Any]:
         seen.append(list(state["items"]))
@@ -130,11 +131,10 @@ def test_each_attempt_starts_from_the_recorded_input(compile_graph: Compile) -> 
 
 
 def test_a_graph_default_policy_applies_to_vertices_without_one(compile_graph: Compile) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     def flaky(state: Any) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 1:
+        if calls.add("n") == 1:
             raise TimeoutError("slow upstream")
         return state
 
@@ -147,10 +147,10 @@ def test_a_graph_default_policy_applies_to_vertices_without_one(compile_graph: C
 
 
 def test_an_interrupting_vertex_with_a_retry_policy_runs_once(compile_graph: Compile, store: Any) -> None:
-    calls = {"n": 0}
+    calls = SharedDict({"n": 0})
 
     def ask(state: Any) -> Any:
-        calls["n"] += 1
+        calls.add("n")
         return {"answer": ag.interrupt("ok?")}
 
     app = compile_graph(
@@ -165,14 +165,11 @@ def test_an_interrupting_vertex_with_a_retry_policy_runs_once(compile_graph: Com
 def test_twenty_way_fan_out_with_five_branches_failing_once(compile_graph: Compile, store: Any) -> None:
     names = [f"b{i:02d}" for i in range(20)]
     failing = set(random.Random(7).sample(names, 5))
-    calls = dict.fromkeys(names, 0)
-    lock = threading.Lock()
+    calls = SharedDict(dict.fromkeys(names, 0))
 
     def branch(name: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
         def run(state: dict[str, Any]) -> dict[str, Any]:
-            with lock:
-                calls[name] += 1
-                first = calls[name] == 1
+            first = calls.add(name) == 1
             if name in failing and first:
                 raise ConnectionError(f"{name} lost its connection")
             return {**state, "done": [*state["done"], name]}
@@ -198,12 +195,11 @@ def test_twenty_way_fan_out_with_five_branches_failing_once(compile_graph: Compi
 def test_a_vertex_past_its_timeout_is_abandoned_retried_and_the_run_completes(
     compile_graph: Compile, store: Any
 ) -> None:
-    calls = {"n": 0}
-    release, stuck_done = threading.Event(), threading.Event()
+    calls = SharedDict({"n": 0})
+    release, stuck_done = SharedEvent(), SharedEvent()
 
     def slow_once(state: dict[str, int]) -> dict[str, int]:
-        calls["n"] += 1
-        if calls["n"] == 1:
+        if calls.add("n") == 1:
             release.wait(10)  # stuck until the test has seen the run finish without it
             stuck_done.set()
             return {"n": -1}  # the late answer: must be discarded
@@ -223,7 +219,7 @@ def test_a_vertex_past_its_timeout_is_abandoned_retried_and_the_run_completes(
 
 
 def test_a_timeout_without_retry_fails_with_vertex_timeout_error(compile_graph: Compile) -> None:
-    release = threading.Event()
+    release = SharedEvent()
     app = compile_graph(single(lambda s: (release.wait(5), s)[1], timeout=0.05))
     with pytest.raises(ag.VertexError) as info:
         app.invoke({})
@@ -241,6 +237,9 @@ def kill_thread(thread: threading.Thread) -> None:
     assert hit == 1
 
 
+@pytest.mark.threads_only(
+    "it injects SystemExit into the vertex actor's thread; tests/test_ray.py kills a partition process"
+)
 def test_a_vertex_actor_killed_mid_run_is_replaced_and_the_run_completes(
     compile_graph: Compile, store: Any
 ) -> None:
@@ -269,6 +268,9 @@ def test_a_vertex_actor_killed_mid_run_is_replaced_and_the_run_completes(
     assert app.invoke({"n": 5}, thread_id="after").state == {"n": 6}
 
 
+@pytest.mark.threads_only(
+    "it injects SystemExit into the vertex actor's thread; tests/test_ray.py kills a partition process"
+)
 def test_a_killed_actor_without_retry_is_a_vertex_actor_died_error(compile_graph: Compile) -> None:
     entered = threading.Event()
     victims: list[threading.Thread] = []
@@ -354,8 +356,8 @@ def test_a_failing_handler_pauses_the_run_with_its_error(compile_graph: Compile)
 
 def test_a_task_waiting_to_retry_holds_no_actor(compile_graph: Compile) -> None:
     """With one actor for the vertex, a run waiting 30 s to retry does not keep another run waiting."""
-    waiting = threading.Event()
-    calls: list[str] = []
+    waiting = threading.Event()  # set by the listener, in this process
+    calls = SharedList()
 
     def flaky(state: dict[str, Any]) -> dict[str, Any]:
         calls.append(state["who"])

@@ -6,13 +6,12 @@ import dataclasses
 import itertools
 import sqlite3
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from shared import SharedDict, SharedEvent, SharedList
+from shared import SharedBarrier, SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import (
@@ -377,19 +376,14 @@ def test_swapped_checkpoints_are_refused(compile_graph: Compile, tmp_path: Path)
 def test_two_runs_resuming_one_thread_cannot_both_commit(
     compile_graph: Compile, store_factory: Callable[..., Any]
 ) -> None:
-    arrived = SharedDict({"n": 0})  # a barrier of two, across processes
+    arrived = SharedBarrier(2)
     first_try = SharedDict({"left": 1})
 
     def slow(state: dict[str, int]) -> dict[str, int]:
         if first_try["left"]:
             first_try.add("left", -1)
             raise ConnectionError("down")
-        arrived.add("n")
-        deadline = time.monotonic() + 10
-        while arrived["n"] < 2:
-            if time.monotonic() > deadline:
-                raise TimeoutError("the other run never reached the barrier")
-            time.sleep(0.005)
+        arrived.wait(timeout=10)  # BrokenBarrierError if the other run never arrives
         return {"n": state["n"] + 1}
 
     g: ag.Graph = ag.Graph()

@@ -25,16 +25,17 @@ import exactness_graphs as eg
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from shared import SharedEvent, SharedList
 from test_exactness_properties import (
     _QUIET,
     MAX_TASKS,
+    FaultProbe,
     assert_counted_once,
     assert_resumed_exactly,
     child,
     examples,
     graphs,
     in_task_order,
+    reference,
     step_of,
 )
 
@@ -43,52 +44,6 @@ from actorgraph.checkpoint import MemoryCheckpointer, PostgresCheckpointer, Sqli
 
 NESTED = settings(max_examples=examples(25), deadline=None, suppress_health_check=_QUIET)
 """A run per task of the graph, each with one fault, inside subgraphs: tens of milliseconds."""
-
-
-class SharedProbe(eg.Probe):
-    """`eg.Probe` with its tokens in a `SharedList`.
-
-    The run's `context` travels with each call to a Ray worker: every copy of
-    this probe appends to the same list.
-    """
-
-    def __init__(self) -> None:  # not eg.Probe's: its lock cannot travel, and the list locks itself
-        self.tokens = SharedList()  # type: ignore[assignment]
-
-    def finished(self, token: str) -> None:
-        self.tokens.append(token)
-
-
-class SharedFaultProbe(SharedProbe):
-    """`FaultProbe` of test_exactness_properties, across processes: the error fires once in all of them.
-
-    "error": the task raises ConnectionError once; "interrupt": the task calls
-    `ag.interrupt("q")` (its output does not depend on the answer).
-    """
-
-    def __init__(self, fault: str, target: str) -> None:
-        super().__init__()
-        self.fault = fault
-        self.target = target
-        self.fired = SharedEvent()
-
-    def started(self, token: str) -> None:
-        if token != self.target:
-            return
-        if self.fault == "error" and not self.fired.is_set():
-            self.fired.set()
-            raise ConnectionError("once")
-        if self.fault == "interrupt":
-            ag.interrupt("q")
-
-
-def reference(desc: eg.Desc) -> tuple[dict[str, Any], list[str]]:
-    """The uninterrupted run of `desc` on its own (in memory): its final state and its tokens."""
-    probe = SharedProbe()
-    with nested(desc, 0, "memory") as app:
-        result = app.invoke(eg.initial_state(desc), thread_id="reference", context=probe)
-    assert result.status == "done"
-    return result.state, probe.tokens.copy()
 
 
 @contextmanager
@@ -112,13 +67,13 @@ def faulted(  # noqa: PLR0913 - the run, its fault, and what the uninterrupted r
     fault: str,
     target: str,
     tokens: list[str],
-) -> tuple[ag.RunResult[Any], SharedFaultProbe]:
+) -> tuple[ag.RunResult[Any], FaultProbe]:
     """Run with one fault inside the innermost subgraph, check the pause, then resume.
 
     Checks that the parent run paused (or failed) naming the inner vertex by
     path, and that the innermost run's snapshot holds exactly its committed tasks.
     """
-    probe = SharedFaultProbe(fault, target)
+    probe = FaultProbe(fault, target)
     inp = eg.initial_state(desc)
     path = "sub/" * depth + eg.vertex_name(eg.parse_token(target)[1])
     pause = step_of(target) - 1
@@ -164,7 +119,7 @@ def test_a_subgraph_resumed_after_a_fault_equals_the_graph_run_on_its_own(
     expected, tokens = reference(desc)
     assume(len(tokens) <= MAX_TASKS)
     with nested(desc, depth, kind) as app:
-        probe = SharedProbe()
+        probe = eg.Probe()
         whole = app.invoke(eg.initial_state(desc), thread_id="uninterrupted", context=probe)
         assert whole.state == expected
         assert Counter(probe.tokens) == Counter(tokens)

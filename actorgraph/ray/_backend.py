@@ -55,6 +55,7 @@ class RayBackend:
 
         Args:
             address: None to join the Ray running on this machine or start one;
+                `"local"` to always start one of this process's own;
                 `"auto"` to join the cluster started here with `ray start --head`;
                 `"host:port"` or `"ray://host:port"` to join a cluster.
             partitions: the partition actors of the default group, and the most

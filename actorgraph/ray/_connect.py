@@ -90,6 +90,8 @@ def connect(
 
 def _resolve(address: str | None) -> str | None:
     """The address to join, or None to start a local Ray."""
+    if address == "local":  # always a Ray of our own
+        return None
     if address is None:  # join a cluster started here if it answers, else start one
         found = _running_here()
         try:

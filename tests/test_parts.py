@@ -188,6 +188,9 @@ def test_an_unchanged_value_is_not_serialized_again(compile_graph: Compile) -> N
     assert len(big) == 2 + len(value) // CHUNK_ITEMS  # the input's document and chunks, once
 
 
+@pytest.mark.threads_only(
+    "it measures this process's memory from inside a vertex, which runs elsewhere on Ray"
+)
 def test_saving_an_unchanged_value_takes_memory_for_the_changes_only(compile_graph: Compile) -> None:
     seen: list[int] = []
 

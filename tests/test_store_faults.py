@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from shared import SharedEvent
 
 import actorgraph as ag
 from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
@@ -116,7 +117,7 @@ def test_close_does_not_wait_for_a_call_stuck_on_a_frozen_server(frozen_able: An
 
 
 def test_closing_a_graph_whose_run_waits_on_a_frozen_server_ends(frozen_able: Any) -> None:
-    entered, release = threading.Event(), threading.Event()
+    entered, release = SharedEvent(), SharedEvent()
 
     def slow(state: dict[str, int]) -> dict[str, int]:
         entered.set()

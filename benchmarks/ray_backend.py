@@ -97,6 +97,17 @@ def lg_loop() -> Callable[[], object]:
     return lambda: app.invoke({"n": 0}, {"recursion_limit": LOOP + 10})
 
 
+def raw_ray_call(backend: RayBackend, calls: int = 500) -> float:
+    """Seconds of one bare call to a partition actor and back: the Ray backend's floor."""
+    ray = backend.ray
+    actor = next(iter(backend.partition_actors()))
+    ray.get(actor.where.remote())
+    start = time.perf_counter()
+    for _ in range(calls):
+        ray.get(actor.where.remote())
+    return (time.perf_counter() - start) / calls
+
+
 def timed(run: Callable[[], object], repeat: int) -> float:
     run()  # warm up (partitions learn the vertex code)
     samples = []
@@ -108,41 +119,40 @@ def timed(run: Callable[[], object], repeat: int) -> float:
 
 
 def report(repeat: int) -> str:
-    """Measure everything and return the Markdown tables."""
-    lines: list[str] = []
+    """Measure everything and return the Markdown tables (threads and LangGraph before Ray starts)."""
+    rounds = calibrate()
+    floor = ping_pong()
+    with fan_out(rounds).compile() as threads:
+        thread_s = timed(lambda: threads.invoke({"done": []}), repeat)
+    with loop().compile() as threads:
+        thread_t = timed(lambda: threads.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
+    try:
+        lg_s: float | None = timed(lg_fan_out(rounds), repeat)
+        lg_t: float | None = timed(lg_loop(), repeat) / LOOP
+    except ImportError:
+        lg_s = lg_t = None
     start = time.perf_counter()
     backend = RayBackend().start()
     started = time.perf_counter() - start
-    rounds = calibrate()
     try:
         first = time.perf_counter()
         with loop().compile(backend=backend) as app:
             app.invoke({"n": LOOP - 1})
         first_run = time.perf_counter() - first
-        with fan_out(rounds).compile() as threads, fan_out(rounds).compile(backend=backend) as on_ray:
-            thread_s = timed(lambda: threads.invoke({"done": []}), repeat)
+        with fan_out(rounds).compile(backend=backend) as on_ray:
             ray_s = timed(lambda: on_ray.invoke({"done": []}), repeat)
-        try:
-            lg_s: float | None = timed(lg_fan_out(rounds), repeat)
-        except ImportError:
-            lg_s = None
         with RayBackend(partitions=1) as one, fan_out(rounds).compile(backend=one) as single:
             one_s = timed(lambda: single.invoke({"done": []}), repeat)
-        floor = ping_pong()
-        with loop().compile() as threads, loop().compile(backend=backend) as on_ray:
-            thread_t = timed(lambda: threads.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
+        with loop().compile(backend=backend) as on_ray:
             ray_t = timed(lambda: on_ray.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
-        try:
-            lg_t: float | None = timed(lg_loop(), repeat) / LOOP
-        except ImportError:
-            lg_t = None
+        ray_call = raw_ray_call(backend)
     finally:
         stop = time.perf_counter()
         backend.close()
         stopped = time.perf_counter() - stop
     cpus = os.cpu_count() or 1
     lg = f"{lg_s:.2f} s" if lg_s is not None else "n/a"
-    lines += [
+    lines = [
         (
             f"### CPU-bound fan-out: {TASKS} tasks x {TASK_SECONDS * 1000:.0f} ms of pure Python, "
             f"{cpus} CPUs (median of {repeat})"
@@ -161,6 +171,10 @@ def report(repeat: int) -> str:
         "|---|---:|---:|",
         f"| thread ping-pong (this run's floor) | {floor * 1e6:.1f} us | 1.0x |",
         f"| actorgraph, threads | {thread_t * 1e6:.1f} us | {thread_t / floor:.1f}x |",
+        (
+            f"| a bare Ray actor call, `ray.get(actor.method.remote())` | {ray_call * 1e6:.1f} us | "
+            f"{ray_call / floor:.1f}x |"
+        ),
         f"| actorgraph, Ray | {ray_t * 1e6:.1f} us | {ray_t / floor:.1f}x |",
     ]
     if lg_t is not None:

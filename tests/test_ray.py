@@ -216,6 +216,35 @@ def test_a_killed_partition_without_retry_is_a_vertex_actor_died_error(backend: 
     assert "died or became unreachable" in str(info.value.__cause__)
 
 
+def test_a_partition_restarted_while_idle_is_sent_the_code_again(backend: RayBackend) -> None:
+    """Partitions that ran a vertex get later calls without its code; one that restarted asks for it."""
+    graph = chain(("a", lambda s: {"n": s["n"] + 1}), ("b", lambda s: {"n": s["n"] * 2}))
+    attempts: list[int] = []
+
+    def listen(event: Any) -> None:
+        if isinstance(event, TaskFinished):
+            attempts.append(event.result.attempts)
+
+    with graph.compile(backend=backend, listeners=[listen]) as app:
+        assert app.invoke({"n": 1}).state == {"n": 4}  # the partitions learn a and b
+        before = {pid for _, pid in backend.placement()["default"]}
+        for pid in before:
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # Ray restarts them; nothing of ours is in flight
+            try:
+                after = {pid for _, pid in backend.placement()["default"]}
+            except ray.exceptions.RayError:
+                time.sleep(0.05)
+                continue
+            if not after & before:
+                break
+        attempts.clear()
+        result = app.invoke({"n": 2})
+    assert result.state == {"n": 6}
+    assert attempts == [1, 1]  # asking for the code again costs no attempt
+
+
 @pytest.mark.parametrize("resume_on", ["threads", "ray"])
 def test_a_driver_killed_mid_superstep_resumes_in_a_new_process(
     resume_on: str, tmp_path: Path, backend: RayBackend

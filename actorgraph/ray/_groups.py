@@ -20,6 +20,7 @@ class Partition:
     actor: Any
     load: int = 0
     recovering: Future[None] | None = None  # set while the driver waits for it to answer again
+    known: set[str] = field(default_factory=set)  # the vertices (code keys) it ran: sent without code
 
 
 @dataclass(slots=True)
@@ -53,6 +54,7 @@ class Group:
             wait_until_up(partition.actor)
             with self.lock:
                 partition.recovering = None
+                partition.known.clear()  # restarted: it knows no vertex
             future.set_result(None)
 
         threading.Thread(target=wait, name="actorgraph-ray-recover", daemon=True).start()

@@ -15,6 +15,7 @@ as a pickled `Called`, and the driver finishes the task.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Awaitable
 from typing import Any
@@ -25,30 +26,44 @@ from actorgraph._call import Call, Called, Code, call_vertex
 from actorgraph._errors import RecordedError, SerializationError
 from actorgraph._types import ErrorInfo
 
-__all__ = ["PartitionWorker", "portable_error"]
+__all__ = ["NEED_CODE", "PartitionWorker", "portable_error"]
+
+NEED_CODE = b"actorgraph:need-code"  # the answer of a partition asked to run a vertex it does not know
 
 
 class PartitionWorker:
     """What a partition actor does (wrapped by `ray.remote` in `_backend`)."""
 
-    def __init__(self) -> None:
-        """An empty partition: it learns vertex code as tasks arrive."""
+    def __init__(self, switch_interval: float | None = None) -> None:
+        """An empty partition: it learns vertex code as tasks arrive.
+
+        Args:
+            switch_interval: the process's GIL switch interval (`sys.setswitchinterval`):
+                longer than CPython's 5 ms, many threads of CPU-bound tasks waste less
+                time handing the GIL to each other.
+        """
         self._code: dict[str, Code] = {}
         self._lock = threading.Lock()
+        if switch_interval is not None:
+            sys.setswitchinterval(switch_interval)
 
     def run(self, key: str, code: list[Any], call: bytes, state: bytes) -> bytes:
         """Run one attempt and return the pickled `Called`.
+
+        Returns `NEED_CODE` when it was given no code for a vertex it does not know.
 
         Args:
             key: the vertex's code key.
             code: `[ObjectRef]` of the vertex's pickled `VertexCode`, fetched when this
                 partition has not run the vertex yet (nested in a list so Ray does not
-                fetch it on every call).
+                fetch it on every call); `[]` once the driver saw this partition run it.
             call: the pickled `Call`.
             state: the pickled private input state.
         """
         vertex = self._code.get(key)
         if vertex is None:
+            if not code:  # the driver thought this partition knew the vertex: it restarted since
+                return NEED_CODE
             import ray  # noqa: PLC0415 - runs inside a Ray worker
 
             vertex = cloudpickle.loads(ray.get(code[0]))

@@ -36,7 +36,7 @@ from actorgraph._timer import Timer
 from actorgraph._types import ErrorInfo, VertexResult
 from actorgraph.events import TaskStarted
 from actorgraph.ray._groups import Group, Partition
-from actorgraph.ray._partition import portable_error
+from actorgraph.ray._partition import NEED_CODE, portable_error
 from actorgraph.ray._states import StateCache
 
 
@@ -70,6 +70,8 @@ class _Flight:
     prepared: Prepared
     partition: Partition
     ref: Any
+    call: bytes
+    state: Any
     timer_handle: object = None
 
 
@@ -134,9 +136,10 @@ class RayPool:
     def landed(self, token: int, future: Future[Any]) -> None:
         """A call's answer arrived (on the finisher thread): send the next order, report this one."""
         with self._lock:
-            flight = self._flights.pop(token, None) if self._flights.get(token) is not None else None
-        if flight is None:  # abandoned after its timeout, or never sent
-            return
+            flight = self._flights.get(token)
+            if flight is None or self._resent_with_code(flight, future):  # abandoned, or sent again
+                return
+            del self._flights[token]
         self.group.release(flight.partition)
         if flight.timer_handle is not None:
             self.timer().cancel(flight.timer_handle)
@@ -189,15 +192,31 @@ class RayPool:
                 TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
             )
         partition = self.group.pick()
-        ref = partition.actor.run.remote(self._key, self._code, call, state)
-        flight = _Flight(order, prepared, partition, ref)
+        code = [] if self._key in partition.known else self._code
+        ref = partition.actor.run.remote(self._key, code, call, state)
+        flight = _Flight(order, prepared, partition, ref, call, state)
         if self.vertex.timeout is not None:
             flight.timer_handle = self.timer().call_later(self.vertex.timeout, lambda: self._timed_out(order))
         with self._lock:
             self._flights[order.token] = flight
-        finisher = self.backend.finisher
-        ref.future().add_done_callback(lambda future: finisher.tell((self, order.token, future)))
+        self._watch(flight)
         return None
+
+    def _watch(self, flight: _Flight) -> None:
+        """Have the finisher told when `flight`'s answer lands."""
+        finisher, token = self.backend.finisher, flight.order.token
+        flight.ref.future().add_done_callback(lambda future: finisher.tell((self, token, future)))
+
+    def _resent_with_code(self, flight: _Flight, future: Future[Any]) -> bool:
+        """Send `flight` again with its vertex's code if its partition had forgotten it (it restarted)."""
+        if future.exception() is not None or future.result() != NEED_CODE:
+            if future.exception() is None:
+                flight.partition.known.add(self._key)
+            return False
+        flight.partition.known.discard(self._key)
+        flight.ref = flight.partition.actor.run.remote(self._key, self._code, flight.call, flight.state)
+        self._watch(flight)
+        return True
 
     def _timed_out(self, order: Order) -> None:
         """Timer callback: tell the coordinator that `order` overran (it then abandons it)."""

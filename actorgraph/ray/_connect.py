@@ -85,7 +85,13 @@ def connect(
     paths = [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir()]
     options["job_config"] = ray.job_config.JobConfig(code_search_path=paths)
     options |= init
+    logging.getLogger("ray._private.worker").addFilter(_no_sigterm_notice)
     return _bounded(lambda: ray.init(**options), wait, address)
+
+
+def _no_sigterm_notice(record: logging.LogRecord) -> bool:
+    """Drop Ray's notice that `ray.init` ran off the main thread: it does, on purpose (see `connect`)."""
+    return not record.getMessage().startswith("SIGTERM handler is not set")
 
 
 def _resolve(address: str | None) -> str | None:

@@ -41,7 +41,7 @@ from actorgraph.events import TaskStarted
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["VertexActor", "VertexPool", "done_of", "failed_result", "report"]
+__all__ = ["VertexActor", "VertexPool", "closed_pool", "done_of", "failed_result", "report"]
 
 
 class VertexPool:
@@ -63,8 +63,7 @@ class VertexPool:
         """Run `order` on an idle actor, a new one, or when one frees up."""
         with self._lock:
             if self._closed:
-                msg = f"the pool of vertex {self.vertex.name!r} is closed"
-                raise ActorGraphError(msg)
+                raise closed_pool(self.vertex.name)
             if self._idle:
                 actor = self._idle.pop()
             elif len(self._live) < self.vertex.concurrency:
@@ -268,6 +267,11 @@ class VertexActor(pykka.ThreadingActor):
         finally:
             self.pool.retire(self)
             self.stop()
+
+
+def closed_pool(vertex: str) -> ActorGraphError:
+    """The error of submitting to the pool of `vertex` after its graph was closed."""
+    return ActorGraphError(f"the pool of vertex {vertex!r} is closed; compile the graph again to run it")
 
 
 def done_of(order: Order, result: VertexResult) -> Done:

@@ -29,7 +29,7 @@ import pykka
 from actorgraph._errors import ActorGraphError, RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._log import log
 from actorgraph._messages import Done, Order, TimedOut
-from actorgraph._pool import VertexActor, done_of, failed_result, report
+from actorgraph._pool import VertexActor, closed_pool, done_of, failed_result, report
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._task import Prepared, finish, prepare
 from actorgraph._timer import Timer
@@ -105,8 +105,7 @@ class RayPool:
         """Send `order` to a partition, or queue it while `concurrency` attempts are in flight."""
         with self._lock:
             if self._closed:
-                msg = f"the pool of vertex {self.vertex.name!r} is closed"
-                raise ActorGraphError(msg)
+                raise closed_pool(self.vertex.name)
             if len(self._flights) >= self.vertex.concurrency:
                 self._queue.append(order)
                 return

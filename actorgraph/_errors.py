@@ -14,6 +14,7 @@ __all__ = [
     "BackendError",
     "CheckpointError",
     "ConfigError",
+    "ConfigFileError",
     "GraphValidationError",
     "InvalidUpdateError",
     "MergeConflictError",
@@ -58,6 +59,31 @@ class GraphValidationError(ActorGraphError):
 
     The message names the offending vertex or edge and says how to fix it.
     """
+
+
+class ConfigFileError(GraphValidationError):
+    """A graph file (YAML) or an expression in it is wrong: where (file, line, column), and what was expected.
+
+    Attributes:
+        file: the file's path, or `"<string>"`.
+        line: 1-based line, or None when the problem is the whole file.
+        column: 1-based column, or None.
+        problem: what is wrong and what to do, without the location.
+    """
+
+    def __init__(
+        self, problem: str, *, file: str = "<string>", line: int | None = None, column: int | None = None
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.column = column
+        self.problem = problem
+        where = file if line is None else f"{file}:{line}" if column is None else f"{file}:{line}:{column}"
+        super().__init__(f"{where}: {problem}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with its location."""
+        return (_config_file_error, (self.problem, self.file, self.line, self.column), self.__dict__)
 
 
 class MergeConflictError(ActorGraphError):
@@ -258,6 +284,10 @@ class RecordedError(ActorGraphError):
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickle with the type name, message and traceback."""
         return (RecordedError, (self.type, self.message, self.traceback), self.__dict__)
+
+
+def _config_file_error(problem: str, file: str, line: int | None, column: int | None) -> ConfigFileError:
+    return ConfigFileError(problem, file=file, line=line, column=column)
 
 
 def _merge_conflict(key: str, keywords: dict[str, Any]) -> MergeConflictError:

@@ -20,6 +20,7 @@ PUBLIC = {
         "ActorGraphError",
         "BackendError",
         "CheckpointError",
+        "ConfigFileError",
         "Command",
         "ConfigError",
         "CompiledGraph",

@@ -10,10 +10,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
+from types import MappingProxyType
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, Unpack
 
+from actorgraph._dataflow import DataFlow, data_flow
 from actorgraph._errors import GraphValidationError
-from actorgraph._options import check_name, policies_of, resources_of
+from actorgraph._options import VertexOptions, check_name, check_option_names, policies_of, resources_of
 from actorgraph._policy import RetryPolicy
 from actorgraph._types import END, START
 from actorgraph.merge import Merge
@@ -105,6 +107,7 @@ class _Vertex:
     input: Callable[[Any], Any] | None = None
     output: Callable[[Any], Any] | None = None
     resources: Mapping[str, float] | None = None
+    flow: DataFlow | None = None
 
     @property
     def child(self) -> Any:
@@ -122,7 +125,7 @@ class _Router:
 class GraphBuilder(Generic[S]):
     """The declarations of a graph, before it is compiled."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the graph's options, all keyword-only
         self,
         merge: Merge | None = None,
         *,
@@ -130,6 +133,7 @@ class GraphBuilder(Generic[S]):
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
         state: type[S] | None = None,
         returns: Returns = "state",
+        globals: Mapping[str, Any] | None = None,  # noqa: A002 - the graph file's `global` section
     ) -> None:
         """Start an empty graph.
 
@@ -144,6 +148,7 @@ class GraphBuilder(Generic[S]):
             returns: what vertices return by default: `"state"` (the whole new
                 state) or `"update"` (only the keys they change, applied to
                 their input through the reducers, as in LangGraph).
+            globals: read-only constants that vertices' `inputs` name as `global.KEY`.
         """
         if merge is not None and not callable(merge):
             msg = f"Graph(merge=...) must be a function merge(base, states), got {merge!r}"
@@ -153,25 +158,14 @@ class GraphBuilder(Generic[S]):
         self.retry = policies_of(retry, "Graph(retry=...)")
         self.state = state
         self.returns = _returns(returns, "Graph(returns=...)")
+        self.globals: Mapping[str, Any] = MappingProxyType(dict(globals or {}))
         self._vertices: dict[str, _Vertex] = {}
         self._edges: list[tuple[str, str]] = []
         self._joins: list[tuple[tuple[str, ...], str]] = []
         self._routers: list[_Router] = []
 
-    def add_vertex(  # noqa: PLR0913 - the options of a vertex, all keyword-only
-        self,
-        name: str,
-        fn: Callable[..., Any] | Any,
-        *,
-        retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
-        timeout: float | None = None,
-        destinations: Sequence[str] | None = None,
-        concurrency: int | None = None,
-        on_error: Callable[[Any, BaseException], Any] | None = None,
-        returns: Returns | None = None,
-        input: Callable[[Any], Any] | None = None,  # noqa: A002 - the subgraph's input, as in LangGraph
-        output: Callable[[Any], Any] | None = None,
-        resources: Mapping[str, float] | None = None,
+    def add_vertex(
+        self, name: str, fn: Callable[..., Any] | Any, **options: Unpack[VertexOptions]
     ) -> GraphBuilder[S]:
         """Add a vertex.
 
@@ -182,30 +176,19 @@ class GraphBuilder(Generic[S]):
                 a `CompiledGraph`, whose runs are nested in this graph's (see
                 `input` and `output`); the graph's `retry` applies to it too
                 (`retry=[]` for none).
-            retry: a `RetryPolicy` or several (the first that matches decides).
-            timeout: seconds a task may run before it is abandoned and retried.
-            destinations: where `Command(goto=...)` may route.
-            concurrency: the most tasks of this vertex running at once (default 32).
-            on_error: `handler(state, error)` run after the retries are spent; it returns
-                what the vertex would have (a state, or a `Command`). In a new process,
-                `error` is a `RecordedError`.
-            returns: `"state"` or `"update"`, for this vertex (default: the graph's;
-                for a subgraph, `"update"` with `output`, else `"state"`).
-            input: for a subgraph, `input(state)` makes its input (default: the state).
-            output: for a subgraph, `output(final)` makes an update of this graph's
-                state from the subgraph's final state, applied through its reducers
-                (default: the final state is the vertex's new state, as it is).
-            resources: what a worker must hold to run it on a distributed backend, in Ray's
-                names: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}`; threads ignore it.
+            **options: the vertex's options (`VertexOptions`): `retry`, `timeout`,
+                `destinations`, `concurrency`, `on_error`, `returns`, `input`,
+                `output`, `inputs`, `outputs`, `resources`.
 
         Returns:
             The graph, for chaining.
+
+        Raises:
+            GraphValidationError: a bad name or option, naming the vertex.
         """
         self._new_name(name)
-        options: dict[str, Any] = {"retry": retry, "timeout": timeout, "destinations": destinations}
-        options |= {"concurrency": concurrency, "on_error": on_error, "returns": returns}
-        options |= {"input": input, "output": output, "resources": resources}
-        self._vertices[name] = _checked_vertex(name, fn, **options)
+        check_option_names(name, options)
+        self._vertices[name] = _checked_vertex(name, fn, dict(options), self.globals)
         return self
 
     def _new_name(self, name: Any) -> None:
@@ -292,22 +275,14 @@ class GraphBuilder(Generic[S]):
         return self
 
 
-def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
-    name: str,
-    fn: Any,
-    *,
-    retry: Any,
-    timeout: Any,
-    destinations: Any,
-    concurrency: Any,
-    on_error: Any,
-    returns: Any,
-    input: Any,  # noqa: A002 - add_vertex's name for it
-    output: Any,
-    resources: Any,
-) -> _Vertex:
-    _check_options(name, fn, timeout, concurrency, on_error)
-    _check_mappers(name, fn, input, output)
+def _checked_vertex(name: str, fn: Any, options: dict[str, Any], constants: Mapping[str, Any]) -> _Vertex:
+    get = options.get
+    timeout, retry, returns, destinations = get("timeout"), get("retry"), get("returns"), get("destinations")
+    _check_options(name, fn, timeout, get("concurrency"), get("on_error"))
+    _check_mappers(name, fn, get("input"), get("output"))
+    if is_subgraph(fn) and (get("inputs") is not None or get("outputs") is not None):
+        msg = f"vertex {name!r} is a subgraph: map its state with input= and output=, not inputs=/outputs="
+        raise GraphValidationError(msg)
     if isinstance(destinations, str):
         destinations = (destinations,)
     return _Vertex(
@@ -316,12 +291,13 @@ def _checked_vertex(  # noqa: PLR0913 - the options of add_vertex, checked
         policies_of(retry, f"vertex {name!r}: retry") if retry is not None else None,
         float(timeout) if timeout is not None else None,
         tuple(destinations) if destinations is not None else None,
-        concurrency or DEFAULT_CONCURRENCY,
-        on_error,
+        get("concurrency") or DEFAULT_CONCURRENCY,
+        get("on_error"),
         _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
-        input,
-        output,
-        resources_of(name, resources),
+        get("input"),
+        get("output"),
+        resources_of(name, get("resources")),
+        data_flow(name, get("inputs"), get("outputs"), constants),
     )
 
 

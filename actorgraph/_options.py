@@ -2,14 +2,73 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, TypedDict
 
 from actorgraph._errors import GraphValidationError
 from actorgraph._policy import RetryPolicy
 from actorgraph._types import END, START
 
-__all__ = ["check_name", "policies_of", "resources_of"]
+__all__ = ["VertexOptions", "check_name", "check_option_names", "policies_of", "resources_of"]
+
+
+class VertexOptions(TypedDict, total=False):
+    """The options of `Graph.add_vertex(name, fn, **options)`, all optional.
+
+    Attributes:
+        retry: a `RetryPolicy` or several (the first that matches decides).
+        timeout: seconds a task may run before it is abandoned and retried.
+        destinations: where `Command(goto=...)` may route.
+        concurrency: the most tasks of this vertex running at once (default 32).
+        on_error: `handler(state, error)` run after the retries are spent; it returns
+            what the vertex would have (a state, or a `Command`). In a new process,
+            `error` is a `RecordedError`.
+        returns: `"state"` or `"update"`, for this vertex (default: the graph's;
+            for a subgraph, `"update"` with `output`, else `"state"`).
+        input: for a subgraph, `input(state)` makes its input (default: the state).
+        output: for a subgraph, `output(final)` makes an update of this graph's
+            state from the subgraph's final state, applied through its reducers
+            (default: the final state is the vertex's new state, as it is).
+        inputs: explicit data flow: the vertex is given only these, as a mapping
+            of its own names: a list of state keys, or `{name: "KEY" | "flow.KEY" |
+            "global.KEY"}` (`global.` reads the graph's `globals=`). Keys the state
+            lacks are left out.
+        outputs: explicit data flow: the keys the vertex may write, a list, or
+            `{returned_key: "KEY"}` to rename; writing another key is an
+            `InvalidUpdateError`. With `inputs` or `outputs` the vertex returns an update.
+        resources: what a worker must hold to run it on a distributed backend, in Ray's
+            names: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}`; threads ignore it.
+    """
+
+    retry: RetryPolicy | Sequence[RetryPolicy] | None
+    timeout: float | None
+    destinations: Sequence[str] | None
+    concurrency: int | None
+    on_error: Callable[[Any, BaseException], Any] | None
+    returns: Literal["state", "update"] | None
+    input: Callable[[Any], Any] | None
+    output: Callable[[Any], Any] | None
+    inputs: Sequence[str] | Mapping[str, str] | None
+    outputs: Sequence[str] | Mapping[str, str] | None
+    resources: Mapping[str, float] | None
+
+
+OPTION_NAMES = frozenset(VertexOptions.__annotations__)
+
+
+def check_option_names(name: str, given: Mapping[str, Any]) -> None:
+    """Refuse an option `add_vertex` does not have, suggesting the one meant."""
+    for option in given:
+        if option not in OPTION_NAMES:
+            close = difflib.get_close_matches(option, OPTION_NAMES, n=1)
+            hint = (
+                f" (did you mean {close[0]!r}?)"
+                if close
+                else f" (options: {', '.join(sorted(OPTION_NAMES))})"
+            )
+            msg = f"vertex {name!r}: add_vertex has no option {option!r}{hint}"
+            raise GraphValidationError(msg)
 
 
 def check_name(name: Any) -> None:

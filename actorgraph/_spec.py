@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from actorgraph._dataflow import DataFlow
 from actorgraph._policy import RetryPolicy
 from actorgraph._schema import Schema
 from actorgraph._types import Merge
@@ -55,6 +56,7 @@ class VertexSpec:
         returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
         child: for a subgraph vertex, its graph (then `fn` is never called).
         resources: what a worker running it must hold (distributed backends), or None.
+        flow: its declared inputs and outputs (`DataFlow`), or None.
     """
 
     name: str
@@ -68,6 +70,7 @@ class VertexSpec:
     returns: str
     child: ChildSpec | None = None
     resources: Mapping[str, float] | None = None
+    flow: DataFlow | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,7 +158,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     call = prepared.call(failure)
     ctx = call.context_for(functools.partial(env.emit, task) if env.emit is not None else None)
     vertex = spec.vertices[task.vertex]
-    state = copy_state(prepared.node_in.state)
+    state = copy_state(prepared.given(spec))
     called = call_vertex(vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async)
     return finish(spec, prepared, called, ctx)
 
@@ -170,6 +170,11 @@ class Prepared:
     at: Attempt
     node_in: Node
     node_id: str
+
+    def given(self, spec: GraphSpec) -> Any:
+        """The state the vertex is given: its input, or only its declared `inputs` (not yet copied)."""
+        flow = spec.vertices[self.at.task.vertex].flow
+        return self.node_in.state if flow is None else flow.view(self.node_in.state)
 
     def call(self, failure: ErrorInfo | None) -> Call:
         """The call of the vertex, as another process needs it."""
@@ -265,6 +270,7 @@ def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returne
     (no change) or a `Command`, whose `update` is always an update.
     """
     who = f"vertex {task.vertex!r}"
+    flow = spec.vertices[task.vertex].flow
     goto: Any = ()
     if isinstance(returned, Command):
         if returned.resume is not UNSET:
@@ -274,6 +280,8 @@ def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returne
             )
             raise InvalidUpdateError(msg)
         goto, returned = returned.goto, returned.update
+        if returned is not None and flow is not None:
+            returned = flow.update_of(returned, who)
         new = node_in.state if returned is None else _updated(spec, node_in.state, returned, who)
     elif returned is None:
         return node_in, ()
@@ -283,6 +291,8 @@ def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returne
             "state, and send with a router or Command(goto=Send(...))"
         )
         raise InvalidUpdateError(msg)
+    elif flow is not None:  # declared inputs/outputs: an update of the declared keys
+        new = _updated(spec, node_in.state, flow.update_of(returned, who), who)
     elif spec.vertices[task.vertex].returns == "update":
         new = _updated(spec, node_in.state, returned, who)
     else:

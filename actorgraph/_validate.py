@@ -138,6 +138,7 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         returns=v.returns or _subgraph_returns(v) or graph.returns,
         child=child,
         resources=v.resources,
+        flow=v.flow,
     )
 
 

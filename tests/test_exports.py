@@ -131,7 +131,7 @@ def test_only_public_modules_have_public_names() -> None:
 # -- layering ------------------------------------------------------------------------------------
 
 LAYERS: dict[str, list[str]] = {
-    "records": ["_types", "_policy", "_results", "_errors", "_schema", "_spec", "events"],
+    "records": ["_types", "_policy", "_results", "_errors", "_schema", "_dataflow", "_spec", "events"],
     "pure logic": [
         "_fields",
         "merge",

@@ -181,7 +181,7 @@ class RayPool:
         if isinstance(prepared, VertexResult):
             return prepared
         try:
-            state = self.backend.states.encode(prepared.node_in, task.vertex)
+            state = self.backend.states.encode(prepared.node_in, task.vertex, prepared.given(self.spec))
             failure = portable_error(order.failure) if order.failure is not None else None
             call = _pickled(prepared.call(failure), task.vertex)
         except SerializationError as exc:

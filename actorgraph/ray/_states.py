@@ -34,21 +34,25 @@ class StateCache:
         self.pickled = 0  # versions pickled, and of them put in the object store (for tests and tuning)
         self.stored = 0
 
-    def encode(self, node: Node, vertex: str) -> Any:
-        """`node`'s state as bytes, or an object reference to them.
+    def encode(self, node: Node, vertex: str, given: Any) -> Any:
+        """What the vertex is `given` of `node`'s state, as bytes or an object reference to them.
+
+        The whole state (`given is node.state`) is remembered by version; a vertex's
+        declared inputs are pickled for it alone.
 
         Raises:
             SerializationError: the state cannot be pickled, or is larger than the
                 object store can hold (naming the vertex and the size).
         """
         key = id(node)
+        whole = given is node.state
         with self._lock:
-            kept = self._kept.get(key)
+            kept = self._kept.get(key) if whole else None
             if kept is not None and kept[0] is node:
                 self._kept.move_to_end(key)
                 return kept[1]
         try:
-            blob = cloudpickle.dumps(node.state)
+            blob = cloudpickle.dumps(given)
         except Exception as exc:
             msg = (
                 f"the state given to vertex {vertex!r} cannot be pickled to travel to a Ray worker "
@@ -66,6 +70,8 @@ class StateCache:
         with self._lock:
             self.pickled += 1
             self.stored += encoded is not blob
+            if not whole:
+                return encoded
             self._kept[key] = (node, encoded)
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)

@@ -27,8 +27,10 @@ from actorgraph._errors import (
     VertexError,
     VertexTimeoutError,
 )
+from actorgraph._files import load, load_string
 from actorgraph._graph import Graph
 from actorgraph._handle import RunHandle
+from actorgraph._options import VertexOptions
 from actorgraph._policy import RetryPolicy
 from actorgraph._request import RunKeywords
 from actorgraph._results import RunResult, Snapshot
@@ -85,9 +87,12 @@ __all__ = [
     "ThreadNotFoundError",
     "VertexActorDiedError",
     "VertexError",
+    "VertexOptions",
     "VertexResult",
     "VertexTimeoutError",
     "interrupt",
+    "load",
+    "load_string",
 ]
 
 __version__ = "0.1.0"

@@ -159,6 +159,8 @@ class GraphBuilder(Generic[S]):
         self.state = state
         self.returns = _returns(returns, "Graph(returns=...)")
         self.globals: Mapping[str, Any] = MappingProxyType(dict(globals or {}))
+        self.pause_before: tuple[str, ...] = ()  # compile()'s default breakpoints (a graph file's)
+        self.pause_after: tuple[str, ...] = ()
         self._vertices: dict[str, _Vertex] = {}
         self._edges: list[tuple[str, str]] = []
         self._joins: list[tuple[tuple[str, ...], str]] = []

@@ -50,7 +50,7 @@ class Graph(GraphBuilder[S]):
         Args:
             checkpointer: where runs are recorded (`MemoryCheckpointer`,
                 `SqliteCheckpointer`, `PostgresCheckpointer`); runs then need a `thread_id`.
-            interrupt_before: pause before these vertices run ("*" for all).
+            interrupt_before: pause before these vertices run ("*" for all; default: a graph file's).
             interrupt_after: pause after the supersteps these vertices ran in ("*" for all).
             durability: "sync" (each task's result is stored as it finishes),
                 "step" (once per superstep) or "exit" (when the run pauses or ends).
@@ -69,10 +69,12 @@ class Graph(GraphBuilder[S]):
         check_child_checkpointers(spec, checkpointer)
         backend = THREADS if backend is None else backend
         backend.check(spec)
+        before = interrupt_before if interrupt_before is not None else list(self.pause_before) or None
+        after = interrupt_after if interrupt_after is not None else list(self.pause_after) or None
         settings = GraphSettings(
             spec,
             checkpointer,
-            resolve_breakpoints(interrupt_before, interrupt_after, spec),
+            resolve_breakpoints(before, after, spec),
             check_durability(durability),
             tuple(listeners),
             context,

@@ -24,7 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
-SOURCE = re.compile(r"^<!--\s*code:\s*(?P<path>examples/\S+\.py):(?P<section>[a-z][-_0-9a-z]*)\s*-->\s*$")
+SOURCE = re.compile(
+    r"^<!--\s*code:\s*(?P<path>examples/\S+\.(?:py|yaml)):(?P<section>[a-z][-_0-9a-z]*)\s*-->\s*$"
+)
 _MARKER = re.compile(r"^\s*# --8<-- \[(start|end):([a-z][-_0-9a-z]*)\]\s*$")
 
 

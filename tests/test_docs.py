@@ -47,6 +47,7 @@ RUNS: dict[str, Example] = {
     "map_reduce.py": Example((), "worker drops 'doc': a superstep runs every vertex with messages"),
     "merging.py": Example((), "with add: {'n': 18, 'total': 18}"),
     "resume_after_crash.py": Example((), "vertex runs: total=1, w0=1, w1=1, w2=1, w3=2, w4=2"),
+    "approval_yaml.py": Example((), "done Release notes: draft 2. Revised to mention the fix."),
     "ray_backend.py": Example((), "the driver among them: False"),
     "ray_cluster.py": Example((), "local Ray: done, 2 vertices ran on Ray nodes"),
     "retry_flaky_api.py": Example((), "sunny in Lima; runs: {'prepare': 1, 'fetch': 7}"),

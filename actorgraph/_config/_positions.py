@@ -1,0 +1,111 @@
+"""YAML read with where every value came from: `(line, column)` by path, for errors that point at the file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from actorgraph._errors import ConfigFileError
+
+__all__ = ["KEY", "Located", "read_yaml"]
+
+Path = tuple[str | int, ...]
+
+
+class Located:
+    """A parsed document and the position of every mapping key and value in it."""
+
+    def __init__(
+        self, data: Any, positions: dict[Path, tuple[int, int]], file: str, quoted: set[Path] | None = None
+    ) -> None:
+        """Keep the data, the 1-based `(line, column)` of each path, the file name, the quoted scalars."""
+        self.data = data
+        self.positions = positions
+        self.file = file
+        self.quoted = quoted or set()
+
+    def data_text_offset(self, path: Path) -> int:
+        """Columns from a scalar's position to its text: 1 past an opening quote, else 0."""
+        return 1 if path in self.quoted else 0
+
+    def at(self, path: Path) -> tuple[int | None, int | None]:
+        """The position of `path`, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            found = self.positions.get(path[:end])
+            if found is not None:
+                return found
+        return None, None
+
+    def error(self, problem: str, path: Path) -> ConfigFileError:
+        """A `ConfigFileError` at `path`."""
+        line, column = self.at(path)
+        return ConfigFileError(problem, file=self.file, line=line, column=column)
+
+
+def read_yaml(text: str, file: str) -> Located:
+    """Parse `text` (one YAML document) keeping positions; refuse tags, anchors-as-code and bad syntax.
+
+    Raises:
+        ConfigFileError: the text is not YAML, holds several documents, or is empty.
+    """
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        raise ConfigFileError(f"not valid YAML: {exc.problem}", file=file, line=line, column=column) from None
+    except yaml.YAMLError as exc:
+        raise ConfigFileError(f"not valid YAML: {exc}", file=file) from None
+    if node is None:
+        msg = "the file is empty; a graph file needs at least `vertices:` and `edges:`"
+        raise ConfigFileError(msg, file=file)
+    reader = _Reader(file)
+    data = reader.convert(node, ())
+    return Located(data, reader.positions, file, reader.quoted)
+
+
+KEY = "<key>"  # a path ending in it is where a mapping key (not its value) is
+
+
+class _Reader:
+    """Turns composed YAML nodes into plain values, noting positions."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.positions: dict[Path, tuple[int, int]] = {}
+        self.quoted: set[Path] = set()
+        self._constructor = yaml.SafeLoader("")
+
+    def convert(self, node: yaml.Node, path: Path) -> Any:
+        self.positions.setdefault(path, _mark(node))
+        if isinstance(node, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self._scalar(key_node)
+                if key in out:
+                    line, column = _mark(key_node)
+                    raise ConfigFileError(
+                        f"key {key!r} appears twice", file=self.file, line=line, column=column
+                    )
+                self.positions[(*path, key, KEY)] = _mark(key_node)
+                self.positions[(*path, key)] = _mark(value_node)
+                out[key] = self.convert(value_node, (*path, key))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
+        if isinstance(node, yaml.ScalarNode) and node.style in ('"', "'"):
+            self.quoted.add(path)
+        return self._scalar(node)
+
+    def _scalar(self, node: yaml.Node) -> Any:
+        if not isinstance(node, yaml.ScalarNode):
+            line, column = _mark(node)
+            raise ConfigFileError(
+                "a mapping key must be a plain value", file=self.file, line=line, column=column
+            )
+        return self._constructor.construct_object(node)
+
+
+def _mark(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1

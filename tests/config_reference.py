@@ -1,0 +1,64 @@
+"""The configuration reference page, generated from the graph file's schema.
+
+`python tests/config_reference.py` rewrites docs/reference/configuration.md;
+tests/test_config.py fails when the page and the schema differ.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from actorgraph._config._model import EdgeFile, GraphFile, RetryFile, SendFile, StateKey, VertexFile
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "configuration.md"
+
+INTRO = """\
+# Graph files (YAML): the reference
+
+Generated from the schema (`actorgraph._config._model`) by `tests/config_reference.py`; a
+test fails when they differ. `actorgraph schema` prints the same format as JSON Schema, for
+editors that validate and complete YAML. `actorgraph.load("flow.yaml")` reads a file and
+returns a `Graph`; every problem is a `ConfigFileError` naming the file, line and column.
+Unknown fields are errors. Vertex names `__start__` and `__end__` (or `START`, `END`) are
+the ends of the graph. Conditions use the expression language of
+[expressions](expressions.md).
+"""
+
+
+def _type(field: Any) -> str:
+    text = str(field.annotation).replace("typing.", "").replace("actorgraph._config._model.", "")
+    return text.replace("NoneType", "null").replace("|", "or").replace("  ", " ")
+
+
+def _table(model: Any, title: str) -> list[str]:
+    lines = [f"## {title}", "", (model.__doc__ or "").strip(), "", "| field | type | default | meaning |"]
+    lines.append("| --- | --- | --- | --- |")
+    for name, field in model.model_fields.items():
+        shown = field.alias or name
+        required = field.is_required()
+        default = "required" if required else f"`{field.get_default(call_default_factory=True)!r}`"
+        description = (field.description or "").replace("|", "\\|")
+        lines.append(f"| `{shown}` | `{_type(field)}` | {default} | {description} |")
+    return [*lines, ""]
+
+
+def render() -> str:
+    """The page's text."""
+    parts = [INTRO]
+    for model, title in (
+        (GraphFile, "The file"),
+        (VertexFile, "vertices[]"),
+        (EdgeFile, "edges[]"),
+        (SendFile, "edges[].send"),
+        (RetryFile, "retry"),
+        (StateKey, "state.KEY"),
+    ):
+        parts.append("\n".join(_table(model, title)))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    PAGE.write_text(render())
+    sys.exit(0)

@@ -1,0 +1,238 @@
+"""Graphs from YAML: `actorgraph.load` / `load_string`, and every problem located in the file."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import actorgraph as ag
+from actorgraph._config import json_schema
+
+RISK = """\
+name: risk
+state:
+  raw: str
+  parsed: str
+  verdict: str
+  outcome: str
+global:
+  rules: {min_length: 4}
+vertices:
+  - id: parse
+    fn: config_vertices:parse
+    inputs: {raw: flow.raw}
+    outputs: [parsed]
+  - id: check
+    fn: config_vertices:check
+    inputs: {user: flow.parsed, rules: global.rules}
+    outputs: {verdict: verdict}
+  - id: approve
+    fn: config_vertices:approve
+    returns: update
+  - id: review
+    fn: config_vertices:review
+    returns: update
+edges:
+  - {source: __start__, target: parse}
+  - {source: parse, target: check}
+  - source: check
+    condition: flow.verdict
+    mappings: {pass: approve, reject: review}
+  - {source: approve, target: __end__}
+  - {source: review, target: __end__}
+"""
+
+
+def loaded(text: str, **compile_options: Any) -> ag.CompiledGraph:
+    return ag.load_string(textwrap.dedent(text), file="flow.yaml").compile(**compile_options)
+
+
+def test_a_file_with_data_flow_globals_and_a_mapped_condition_runs() -> None:
+    with loaded(RISK) as app:
+        assert app.invoke({"raw": "  ADA LOVELACE "}).state["outcome"] == "approved"
+        result = app.invoke({"raw": "Al"})
+    assert result.state == {"raw": "Al", "parsed": "al", "verdict": "reject", "outcome": "manual review"}
+
+
+def test_load_reads_a_file_and_its_folder_is_importable(tmp_path: Path) -> None:
+    (tmp_path / "my_steps.py").write_text("def double(state):\n    return {'n': state['n'] * 2}\n")
+    (tmp_path / "flow.yaml").write_text(
+        "vertices:\n  - {id: d, fn: my_steps:double, returns: update}\n"
+        "edges:\n  - {source: __start__, target: d}\n  - {source: d, target: __end__}\n"
+    )
+    with ag.load(tmp_path / "flow.yaml").compile() as app:
+        assert app.invoke({"n": 21}).state == {"n": 42}
+
+
+def test_sends_reducers_and_an_expression_condition() -> None:
+    text = """\
+        state:
+          words: list
+          word: {type: str, reducer: replace}
+          lengths: {type: list, reducer: append}
+        vertices:
+          - {id: split, fn: config_vertices:passthrough}
+          - {id: word, fn: config_vertices:word, returns: update}
+        edges:
+          - {source: __start__, target: split}
+          - source: split
+            send: {to: word, each: flow.words, as: word}
+          - source: word
+            condition: "'__end__'"
+    """
+    with loaded(text) as app:
+        state = app.invoke({"words": ["a", "bb", "ccc"], "lengths": []}).state
+    assert sorted(state["lengths"]) == [1, 2, 3]
+
+
+def test_breakpoints_and_interrupts_from_the_file() -> None:
+    text = """\
+        vertices:
+          - {id: ask, fn: config_vertices:ask, returns: update}
+          - {id: approve, fn: config_vertices:approve, returns: update}
+        edges:
+          - {source: __start__, target: ask}
+          - {source: ask, target: approve}
+          - {source: approve, target: __end__}
+        interrupt_before: [approve]
+    """
+    with loaded(text, checkpointer=ag.checkpoint.MemoryCheckpointer()) as app:
+        assert app.invoke({}, thread_id="t").status == "interrupted"  # ask's interrupt
+        assert app.invoke(ag.Command(resume="yes"), thread_id="t").status == "interrupted"  # before approve
+        result = app.invoke(None, thread_id="t")
+    assert result.status == "done" and result.state == {"answer": "yes", "outcome": "approved"}
+
+
+def test_retry_policies_from_the_file_name_exception_classes() -> None:
+    graph = ag.load_string(
+        "retry: {max_attempts: 2, retry_on: [ValueError]}\n"
+        "vertices:\n  - id: v\n    fn: config_vertices:approve\n"
+        "    retry:\n      - max_attempts: 5\n        initial_interval: 0\n"
+        "        retry_on: [builtins.ConnectionError, KeyError]\n"
+        "edges:\n  - {source: __start__, target: v}\n  - {source: v, target: __end__}\n"
+    )
+    (policy,) = graph._vertices["v"].retry or ()
+    assert (policy.max_attempts, policy.retry_on) == (5, (ConnectionError, KeyError))
+    assert graph.retry[0].retry_on == (ValueError,)
+
+
+def test_the_json_schema_describes_the_format() -> None:
+    schema = json_schema()
+    assert schema["title"] == "actorgraph graph file"
+    assert {"vertices", "edges", "global", "state", "interrupt_before"} <= set(schema["properties"])
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == {"vertices", "edges"}
+
+
+GOOD_TAIL = "edges:\n  - {source: __start__, target: v}\n  - {source: v, target: __end__}\n"
+V = "vertices:\n  - id: v\n    fn: config_vertices:approve\n"
+
+BROKEN = {
+    "yaml syntax": ("vertices: [\n  - id: v\n", r"flow\.yaml:2:3: not valid YAML"),
+    "unknown top-level field": (
+        V + GOOD_TAIL + "vertexes: []\n",
+        r"flow\.yaml:7:1: unknown field 'vertexes'",
+    ),
+    "unknown vertex field": (
+        V + "    retries: 3\n" + GOOD_TAIL,
+        r"flow\.yaml:4:5: unknown field 'retries'",
+    ),
+    "missing fn": ("vertices:\n  - id: v\n" + GOOD_TAIL, r"flow\.yaml:2:5: missing required field 'fn'"),
+    "module not found": (
+        "vertices:\n  - id: v\n    fn: no_such_module:run\n" + GOOD_TAIL,
+        r"flow\.yaml:3:9: cannot import module 'no_such_module'",
+    ),
+    "attribute not found": (
+        "vertices:\n  - id: v\n    fn: config_vertices:nope\n" + GOOD_TAIL,
+        r"flow\.yaml:3:9: module 'config_vertices' has no 'nope'",
+    ),
+    "unknown key in a condition": (
+        "state: {score: int}\n" + V + "edges:\n  - {source: __start__, target: v}\n"
+        "  - {source: v, condition: 'flow.scor > 1'}\n",
+        r"flow\.yaml:7:29: unknown key 'scor' in flow",
+    ),
+    "a call in a condition": (
+        V + 'edges:\n  - {source: __start__, target: v}\n  - source: v\n    condition: "len(flow.x)"\n',
+        r"flow\.yaml:7:17: .*call",
+    ),
+    "an edge with target and condition": (
+        V + "edges:\n  - {source: __start__, target: v, condition: flow.x}\n",
+        r"flow\.yaml:5:5: .*exactly one of target, condition or send",
+    ),
+    "an edge to an unknown vertex": (
+        V + "edges:\n  - {source: __start__, target: w}\n",
+        r"flow\.yaml:5:5: edge names unknown vertex 'w' \(vertices: v; ends: __start__, __end__\)",
+    ),
+    "max_attempts below 1": (
+        V + "    retry: {max_attempts: 0}\n" + GOOD_TAIL,
+        (
+            r"flow\.yaml:4:27: vertices\.0\.retry\.max_attempts: input should be greater than or equal to 1 "
+            r"\(got 0\)$"
+        ),
+    ),
+    "an unknown global": (
+        "vertices:\n  - id: v\n    fn: config_vertices:check\n    inputs: {rules: global.rules}\n"
+        + GOOD_TAIL,
+        r"flow\.yaml:2:5: .*reads global\.rules, which the graph does not define",
+    ),
+    "a key twice": (
+        V + "    fn: config_vertices:review\n" + GOOD_TAIL,
+        r"flow\.yaml:4:5: key 'fn' appears twice",
+    ),
+    "a negative timeout": (V + "    timeout: -1\n" + GOOD_TAIL, r"flow\.yaml:4:14: .*greater than 0"),
+    "not a mapping": ("- a\n- b\n", r"flow\.yaml:1:1: a graph file is a mapping"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_every_problem_names_the_file_line_and_column(case: str) -> None:
+    text, expected = BROKEN[case]
+    with pytest.raises(ag.ConfigFileError, match=expected):
+        ag.load_string(text, file="flow.yaml")
+
+
+def test_several_problems_are_all_reported() -> None:
+    text = "vertices:\n  - {id: v, fn: config_vertices:approve, colour: red}\nedges: []\nextra: 1\n"
+    with pytest.raises(ag.ConfigFileError) as info:
+        ag.load_string(text, file="flow.yaml")
+    message = str(info.value)
+    assert "unknown field 'colour'" in message and "unknown field 'extra'" in message
+    assert "flow.yaml:3:8" in message  # edges: [] is too short
+
+
+def test_a_missing_file_is_a_config_file_error(tmp_path: Path) -> None:
+    with pytest.raises(ag.ConfigFileError, match=r"nope\.yaml: cannot read the graph file"):
+        ag.load(tmp_path / "nope.yaml")
+
+
+def test_the_configuration_reference_is_generated_from_the_schema() -> None:
+    import config_reference
+
+    assert config_reference.PAGE.read_text() == config_reference.render(), (
+        "docs/reference/configuration.md is stale: run python tests/config_reference.py"
+    )
+
+
+def test_the_approval_flow_as_yaml_runs_as_the_python_one() -> None:
+    import importlib.util
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    spec = importlib.util.spec_from_file_location("approval_example", examples / "approval.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    answers = [{"approved": False, "feedback": "mention the fix"}, {"approved": True}]
+    finals = []
+    for graph in (ag.load(examples / "approval.yaml"), module.build()):
+        with graph.compile(ag.checkpoint.MemoryCheckpointer()) as app:
+            result = app.invoke({"topic": "release notes"}, thread_id="t")
+            for answer in answers:
+                assert result.status == "interrupted"
+                result = app.invoke(ag.Command(resume=answer), thread_id="t")
+        finals.append(result)
+    assert finals[0].status == finals[1].status == "done"
+    assert finals[0].state == finals[1].state
+    assert finals[0].state["status"] == "published" and finals[0].state["revision"] == 2

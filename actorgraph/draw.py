@@ -208,10 +208,17 @@ def render_png(dot_text: str, path: str | os.PathLike[str], *, timeout: float = 
     Raises:
         ActorGraphError: `dot` is not installed, fails, or runs longer than `timeout`.
     """
+    return render_with_dot(dot_text, path, "png", timeout=timeout)
+
+
+def render_with_dot(
+    dot_text: str, path: str | os.PathLike[str], fmt: str, *, timeout: float = 60.0
+) -> pathlib.Path:
+    """Render DOT text to a file in Graphviz output format `fmt` (`png`, `svg`, ...); see `render_png`."""
     program = shutil.which("dot")
     if program is None:
         msg = (
-            "render_png needs the Graphviz program 'dot', which is not on PATH; install "
+            f"rendering {fmt.upper()} needs the Graphviz program 'dot', which is not on PATH; install "
             "Graphviz (e.g. `apt-get install graphviz`, `brew install graphviz`) or render "
             "the to_mermaid text instead"
         )
@@ -219,7 +226,7 @@ def render_png(dot_text: str, path: str | os.PathLike[str], *, timeout: float = 
     target = pathlib.Path(path)
     try:
         done = subprocess.run(  # noqa: S603 - a fixed program and arguments, no shell
-            [program, "-Tpng", "-o", str(target)],
+            [program, f"-T{fmt}", "-o", str(target)],
             input=dot_text.encode(),
             capture_output=True,
             timeout=timeout,

@@ -18,6 +18,11 @@ DECODER_INTERNALS = {
     ("checkpoint/_msgpack_ext.py", "TypeError"),
     ("checkpoint/_msgpack_ext.py", "ValueError"),
     ("checkpoint/_clocktime.py", "TypeError"),
+    # raised inside an expression's evaluation, which turns each into a RoutingError naming it
+    ("_expr.py", "TypeError"),
+    ("_expr.py", "ValueError"),
+    # pydantic's validators must raise ValueError; load() turns it into a located ConfigFileError
+    ("_config/_model.py", "ValueError"),
 }
 
 

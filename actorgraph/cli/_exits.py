@@ -1,0 +1,106 @@
+"""Exit codes, and turning whatever stopped a command into one line on stderr and a code."""
+
+from __future__ import annotations
+
+import functools
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.markup import escape
+
+from actorgraph import ActorGraphError, GraphValidationError, ResumeError, ThreadNotFoundError, VertexError
+from actorgraph.cli._console import print_json, stderr
+
+__all__ = [
+    "DONE",
+    "EXIT_CODES",
+    "FAILED",
+    "INTERRUPTED",
+    "STOPPED",
+    "USAGE",
+    "CommandError",
+    "describe",
+    "guarded",
+    "report",
+]
+
+DONE = 0
+FAILED = 1
+USAGE = 2
+INTERRUPTED = 3
+STOPPED = 130  # 128 + SIGINT, what shells report for a program stopped with Ctrl-C
+
+EXIT_CODES = (
+    "Exit codes: 0 done; 1 failed (a vertex failed, the graph is invalid, the store failed); "
+    "2 usage error (bad arguments, unknown target or thread, bad JSON); 3 interrupted "
+    "(waiting for an answer); 130 stopped with Ctrl-C (the thread stays resumable)."
+)
+
+
+class CommandError(Exception):
+    """A problem the command line reports in one line: what is wrong and what to do, with its exit code."""
+
+    def __init__(self, message: str, *, code: int = USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _exit_code(exc: BaseException) -> int:
+    match exc:
+        case CommandError():
+            return exc.code
+        case ThreadNotFoundError() | ResumeError():
+            return USAGE
+        case _:
+            return FAILED
+
+
+def describe(exc: BaseException) -> str:
+    """The one line shown for `exc` (without a traceback)."""
+    match exc:
+        case VertexError():
+            kind = exc.error_type.removeprefix("builtins.")
+            tries = "attempt" if exc.attempts == 1 else "attempts"
+            return (
+                f"vertex {exc.vertex!r} failed in superstep {exc.step} after {exc.attempts} {tries}: "
+                f"{kind}: {exc.error_message}"
+            )
+        case GraphValidationError():
+            return f"invalid graph: {exc}"
+        case CommandError() | ActorGraphError():
+            return str(exc)
+        case _:
+            return f"{type(exc).__name__}: {exc} (an unexpected error; --debug shows its traceback)"
+
+
+def report(exc: BaseException, *, debug: bool) -> int:
+    """Print `exc` as one line on stderr (with its traceback under --debug) and return its exit code."""
+    if debug:
+        stderr.print(escape("".join(traceback.format_exception(exc))), soft_wrap=True, highlight=False)
+    stderr.print(f"[bold red]error:[/] {escape(describe(exc))}", soft_wrap=True, highlight=False)
+    return _exit_code(exc)
+
+
+def guarded(command: Callable[..., int]) -> Callable[..., int]:
+    """Wrap a command's callback: any exception becomes one line on stderr and an exit code.
+
+    The callback's `out` keyword (an `Output`) says whether `--debug` asks for the traceback too,
+    and whether `--json` wants `{"error": ..., "exit_code": ...}` on stdout as well.
+    """
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> int:
+        try:
+            return command(*args, **kwargs)
+        except click.ClickException:
+            raise  # click's own usage errors print themselves, with the usage line
+        except Exception as exc:  # noqa: BLE001 - a command line reports every failure, not only ours
+            out = kwargs.get("out")
+            code = report(exc, debug=getattr(out, "debug", False))
+            if getattr(out, "json", False):
+                print_json({"error": describe(exc), "exit_code": code})
+            return code
+
+    return run

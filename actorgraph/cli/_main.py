@@ -1,0 +1,71 @@
+"""The `actorgraph` command group, and `main`, the console script's entry point."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import click
+from rich.markup import escape
+
+import actorgraph
+from actorgraph.cli._console import stderr
+from actorgraph.cli._exits import DONE, EXIT_CODES, STOPPED, report
+from actorgraph.cli._graphs import draw, schema, validate
+from actorgraph.cli._running import answer, resume, run
+from actorgraph.cli._threads import show, threads
+
+__all__ = ["main"]
+
+_EPILOG = f"""\b
+Examples:
+  actorgraph run flow.yaml --input '{{"topic": "release notes"}}' --thread notes-1
+  actorgraph threads --status interrupted
+  actorgraph answer notes-1 yes -g flow.yaml
+  actorgraph resume notes-1 -g flow.yaml
+  actorgraph draw flow.yaml -o flow.svg
+
+{EXIT_CODES}"""
+
+
+@click.group(
+    epilog=_EPILOG,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(actorgraph.__version__, prog_name="actorgraph")
+def cli() -> None:
+    """Run actorgraph graphs from the shell, answer the questions they wait for, resume them.
+
+    TARGET is a graph file (flow.yaml), package.module:graph or path/to/file.py:graph.
+    Threads live in a store: the SQLite file ./actorgraph.db unless --db PATH or
+    --dsn postgresql://... says otherwise. Commands on a thread (answer, resume, show)
+    name the graph with -g TARGET, or $ACTORGRAPH_GRAPH.
+    """
+
+
+for _command in (run, answer, resume, threads, show, draw, validate, schema):
+    cli.add_command(_command)
+
+
+def _show_warning(message: Warning | str, *_where: object, **_more: object) -> None:
+    """A warning as one line on stderr, not Python's two lines of source location."""
+    stderr.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with `argv` (default: the process's arguments); return the exit code."""
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
+    try:
+        code = cli.main(args=argv, prog_name="actorgraph", standalone_mode=False)
+    except click.Abort:  # Ctrl-C outside a run: while importing the graph, say
+        stderr.print("stopped", highlight=False)
+        return STOPPED
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback (commands take --debug)
+        return report(exc, debug=False)
+    finally:
+        warnings.showwarning = shown
+    return code if isinstance(code, int) else DONE

@@ -1,0 +1,150 @@
+"""The options commands share (the store, the graph, the output), each bundled into a record."""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from actorgraph.checkpoint import Checkpointer
+from actorgraph.cli._exits import EXIT_CODES
+
+__all__ = [
+    "DEFAULT_DB",
+    "GraphChoice",
+    "Output",
+    "StoreChoice",
+    "command",
+    "command_line",
+    "graph_option",
+    "output_options",
+    "store_options",
+]
+
+DEFAULT_DB = "actorgraph.db"
+
+Callback = Callable[..., int]
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """How a command reports: JSON on stdout (`--json`), tracebacks (`--debug`)."""
+
+    json: bool = False
+    debug: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChoice:
+    """The store chosen with `--db` / `--dsn`, and whether they were given on the command line."""
+
+    db: str = DEFAULT_DB
+    dsn: str | None = None
+    given: bool = False
+
+    def open(self, *, readonly: bool = False) -> Checkpointer:
+        """Open the chosen store (PostgreSQL when a DSN is given, else the SQLite file)."""
+        from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer  # noqa: PLC0415
+
+        if self.dsn:
+            return PostgresCheckpointer(self.dsn)
+        return SqliteCheckpointer(self.db, readonly=readonly)
+
+    def words(self) -> list[str]:
+        """The options that choose this store again in a printed command (none for the defaults)."""
+        if not self.given:
+            return []
+        return ["--dsn", self.dsn] if self.dsn else ["--db", self.db]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphChoice:
+    """TARGET as given with `-g` / `--graph` (or `$ACTORGRAPH_GRAPH`, which needs no repeating)."""
+
+    target: str
+    from_env: bool = False
+
+    def words(self) -> list[str]:
+        """The option that names this graph again in a printed command."""
+        return [] if self.from_env else ["-g", self.target]
+
+
+def command_line(*words: str) -> str:
+    """A command to copy and paste, quoted for a POSIX shell."""
+    return shlex.join(["actorgraph", *words])
+
+
+def _given(name: str) -> bool:
+    return click.get_current_context().get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+
+def output_options(fn: Callback) -> Callback:
+    """Add `--json` and `--debug`, passed to the callback as `out: Output`."""
+
+    @functools.wraps(fn)
+    def callback(*args: Any, as_json: bool, debug: bool, **kwargs: Any) -> int:
+        return fn(*args, out=Output(json=as_json, debug=debug), **kwargs)
+
+    callback = click.option("--debug", is_flag=True, help="Show tracebacks of errors.")(callback)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout (the view goes to stderr)."
+    )(callback)
+
+
+def store_options(fn: Callback) -> Callback:
+    """Add `--db` and `--dsn`, passed to the callback as `store: StoreChoice`."""
+
+    @functools.wraps(fn)
+    def callback(*args: Any, db: str, dsn: str | None, **kwargs: Any) -> int:
+        store = StoreChoice(db=db, dsn=dsn, given=_given("db") or _given("dsn"))
+        return fn(*args, store=store, **kwargs)
+
+    callback = click.option(
+        "--dsn",
+        envvar="ACTORGRAPH_DSN",
+        metavar="DSN",
+        help="A PostgreSQL store instead: postgresql://user@host/db ($ACTORGRAPH_DSN).",
+    )(callback)
+    return click.option(
+        "--db",
+        envvar="ACTORGRAPH_DB",
+        default=DEFAULT_DB,
+        show_default=True,
+        metavar="PATH",
+        help="The SQLite store file ($ACTORGRAPH_DB).",
+    )(callback)
+
+
+GRAPH_HELP = (
+    "The graph (TARGET: flow.yaml, package.module:graph or file.py:graph); $ACTORGRAPH_GRAPH "
+    "when not given. A CompiledGraph with a checkpointer uses its own store (no --db/--dsn)."
+)
+
+
+def graph_option(*, required: bool = True) -> Callable[[Callback], Callback]:
+    """Add `-g` / `--graph TARGET`, passed to the callback as `graph: GraphChoice` (None if absent)."""
+
+    def decorate(fn: Callback) -> Callback:
+        @functools.wraps(fn)
+        def callback(*args: Any, graph: str | None, **kwargs: Any) -> int:
+            source = click.get_current_context().get_parameter_source("graph")
+            choice = None if graph is None else GraphChoice(graph, source is ParameterSource.ENVIRONMENT)
+            return fn(*args, graph=choice, **kwargs)
+
+        return click.option(
+            "-g", "--graph", envvar="ACTORGRAPH_GRAPH", required=required, metavar="TARGET", help=GRAPH_HELP
+        )(callback)
+
+    return decorate
+
+
+def command(name: str, *, examples: Sequence[str]) -> Callable[[Callback], click.Command]:
+    """A command whose help ends with its examples and the exit codes."""
+    shown = "\n".join(f"  {line}" for line in examples)
+    epilog = f"\b\nExamples:\n{shown}\n\n{EXIT_CODES}"
+    return click.command(name, epilog=epilog, context_settings={"max_content_width": 100})

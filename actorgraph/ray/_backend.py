@@ -11,13 +11,11 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-import cloudpickle
-
 from actorgraph._backend import Pool
-from actorgraph._call import VertexCode
-from actorgraph._errors import ActorGraphError, BackendError, GraphValidationError
+from actorgraph._errors import ActorGraphError, BackendError
 from actorgraph._spec import GraphSpec, VertexSpec
 from actorgraph._timer import Timer
+from actorgraph.ray._code import pickled_code, search_path
 from actorgraph.ray._connect import connect, import_ray
 from actorgraph.ray._groups import Group, Partition, Profile
 from actorgraph.ray._partition import PartitionWorker
@@ -101,6 +99,7 @@ class RayBackend:
         self._finisher: Any = None
         self._states: StateCache | None = None
         self._remote: Any = None
+        self._shipped: frozenset[str] = frozenset()
         self.closed = False
 
     # -- what the engine calls ---------------------------------------------------------------
@@ -222,6 +221,7 @@ class RayBackend:
                 raise BackendError(msg)
             if self._ray is not None:
                 return
+            self._shipped = frozenset(search_path())  # what workers started now import from
             self._release = connect(
                 self.address, num_cpus=self._set.num_cpus, wait=self._set.connect_timeout, init=self._init
             )
@@ -237,15 +237,7 @@ class RayBackend:
         kept = self._code.get(id(vertex))
         if kept is not None and kept[0] is vertex:
             return kept[1]
-        try:
-            blob: bytes = cloudpickle.dumps(VertexCode.of(vertex))
-        except Exception as exc:
-            msg = (
-                f"vertex {path!r} cannot run on the Ray backend: its function (or on_error handler) "
-                f"cannot be pickled ({type(exc).__name__}: {exc}); a lock, a client or an open file "
-                "in a closure cannot travel: create it inside the function, or pass it in context="
-            )
-            raise GraphValidationError(msg) from exc
+        blob = pickled_code(path, vertex, self._shipped)
         self._code[id(vertex)] = (vertex, blob)
         return blob
 

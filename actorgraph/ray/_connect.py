@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from actorgraph._errors import BackendError, MissingDependencyError
+from actorgraph.ray._code import search_path
 
 __all__ = ["connect", "import_ray", "sandbox_defaults"]
 
@@ -82,8 +82,7 @@ def connect(
         options |= {"address": "local", "num_cpus": num_cpus}
     else:
         options["address"] = target
-    paths = [str(Path(p or ".").resolve()) for p in sys.path if Path(p or ".").is_dir()]
-    options["job_config"] = ray.job_config.JobConfig(code_search_path=paths)
+    options["job_config"] = ray.job_config.JobConfig(code_search_path=search_path())
     options |= init
     logging.getLogger("ray._private.worker").addFilter(_no_sigterm_notice)
     return _bounded(lambda: ray.init(**options), wait, address)

@@ -276,7 +276,7 @@ class VertexResult:
         inputs: the messages the task was given.
         value: the vertex's private value after the task.
         resumes: the answers to this task's interrupts received so far, in order.
-        started_at: wall-clock seconds when the first attempt started.
+        started_at: wall-clock seconds when the last attempt (the one this outcome is of) started.
         finished_at: wall-clock seconds when the last attempt ended.
         nested: for a subgraph task paused in its subgraph: every interrupt the
             subgraph waits for, named by path (`research/ask`).

@@ -236,3 +236,19 @@ def test_the_approval_flow_as_yaml_runs_as_the_python_one() -> None:
     assert finals[0].status == finals[1].status == "done"
     assert finals[0].state == finals[1].state
     assert finals[0].state["status"] == "published" and finals[0].state["revision"] == 2
+
+
+def test_every_import_and_edge_problem_is_reported_at_once() -> None:
+    text = (
+        "vertices:\n  - {id: a, fn: config_vertices:nope}\n  - {id: b, fn: no_such_module:run}\n"
+        "edges:\n  - {source: __start__, target: a}\n  - {source: a, target: c}\n"
+        "  - {source: b, condition: 'len(flow.x)'}\n"
+    )
+    with pytest.raises(ag.ConfigFileError) as info:
+        ag.load_string(text, file="flow.yaml")
+    message = str(info.value)
+    assert message.startswith("flow.yaml:2:17: module 'config_vertices' has no 'nope'")
+    assert "(3 more problem(s))" in message
+    assert "flow.yaml:3:17: cannot import module 'no_such_module'" in message
+    assert "flow.yaml:6:5: edge names unknown vertex 'c'" in message
+    assert "flow.yaml:7:29: calls are not allowed" in message

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from actorgraph._config._build import build_graph
 from actorgraph._config._model import GraphFile
-from actorgraph._config._positions import KEY, Located, read_yaml
+from actorgraph._config._positions import KEY, Located, combined, read_yaml
 from actorgraph._errors import ConfigFileError
 from actorgraph._graph import Graph
 
@@ -75,17 +75,7 @@ def json_schema() -> dict[str, Any]:
 
 def _problems(exc: ValidationError, located: Located) -> ConfigFileError:
     """One `ConfigFileError` at the first problem, listing every problem with its place."""
-    found = [_problem(error, located) for error in _relevant(exc.errors(), located.data)]
-    first = found[0]
-    if len(found) == 1:
-        return first
-    rest = "\n".join(str(other) for other in found[1:])
-    return ConfigFileError(
-        f"{first.problem}\n({len(found) - 1} more problem(s)):\n{rest}",
-        file=first.file,
-        line=first.line,
-        column=first.column,
-    )
+    return combined([_problem(error, located) for error in _relevant(exc.errors(), located.data)])
 
 
 def _relevant(errors: list[Any], data: Any) -> list[Any]:

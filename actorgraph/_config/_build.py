@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypedDict
 
 from actorgraph._config._model import EdgeFile, GraphFile, RetryFile, StateKey, VertexFile
-from actorgraph._config._positions import Located, Path
+from actorgraph._config._positions import Located, Path, combined
 from actorgraph._errors import ConfigFileError, GraphValidationError
 from actorgraph._expr import Expression, compile_expression
 from actorgraph._graph import Graph
@@ -55,13 +55,23 @@ class _Builder:
                 globals=model.global_,
             ),
         )
+        found: list[ConfigFileError] = []  # every problem is reported, not only the first
         for i, vertex in enumerate(model.vertices):
-            self._vertex(graph, vertex, ("vertices", i))
+            self._collect(found, lambda: self._vertex(graph, vertex, ("vertices", i)))  # noqa: B023 - called at once
         for i, edge in enumerate(model.edges):
-            self._edge(graph, edge, ("edges", i))
+            self._collect(found, lambda: self._edge(graph, edge, ("edges", i)))  # noqa: B023 - called at once
+        if found:
+            raise combined(found)
         graph.pause_before = tuple(model.interrupt_before or ())
         graph.pause_after = tuple(model.interrupt_after or ())
         return graph
+
+    @staticmethod
+    def _collect(found: list[ConfigFileError], step: Callable[[], None]) -> None:
+        try:
+            step()
+        except ConfigFileError as exc:
+            found.append(exc)
 
     def _located(self, path: Path, make: Callable[[], Any]) -> Any:
         try:

@@ -8,7 +8,7 @@ import yaml
 
 from actorgraph._errors import ConfigFileError
 
-__all__ = ["KEY", "Located", "read_yaml"]
+__all__ = ["KEY", "Located", "combined", "read_yaml"]
 
 Path = tuple[str | int, ...]
 
@@ -41,6 +41,20 @@ class Located:
         """A `ConfigFileError` at `path`."""
         line, column = self.at(path)
         return ConfigFileError(problem, file=self.file, line=line, column=column)
+
+
+def combined(found: list[ConfigFileError]) -> ConfigFileError:
+    """One error at the first problem of a file, listing the others with their places."""
+    first = found[0]
+    if len(found) == 1:
+        return first
+    rest = "\n".join(str(other) for other in found[1:])
+    return ConfigFileError(
+        f"{first.problem}\n({len(found) - 1} more problem(s)):\n{rest}",
+        file=first.file,
+        line=first.line,
+        column=first.column,
+    )
 
 
 def read_yaml(text: str, file: str) -> Located:

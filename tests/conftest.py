@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
     )
     config.addinivalue_line(
+        "markers", "needs_browser: drives Debian's Chromium with Playwright (skipped without them)"
+    )
+    config.addinivalue_line(
         "markers",
         "threads_only(reason): a test of the thread backend itself, or one whose vertices share "
         "objects with the test in memory (skipped on the Ray backend, saying why)",
@@ -70,11 +73,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     marker = item.get_closest_marker("threads_only")
     if marker is not None and BACKEND != "threads":
         pytest.skip(f"threads only: {marker.args[0] if marker.args else marker.kwargs.get('reason')}")
+    if item.get_closest_marker("needs_browser") and not _have_browser():
+        pytest.skip(
+            "no Chromium or no Playwright: apt-get install chromium, pip install playwright (never "
+            "`playwright install`, which downloads a browser); .ci/run installs both, so CI runs it"
+        )
     if item.get_closest_marker("needs_dot") and shutil.which("dot") is None:
         pytest.skip(
             "Graphviz's `dot` is not installed, so no picture can be rendered: install Graphviz "
             "(apt-get install graphviz) to run this test; .ci/run installs it, so CI runs it"
         )
+
+
+def _have_browser() -> bool:
+    import importlib.util
+
+    return shutil.which("chromium") is not None and importlib.util.find_spec("playwright") is not None
 
 
 def _settle_threads(baseline: int, timeout: float = 5.0) -> int:

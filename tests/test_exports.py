@@ -105,6 +105,7 @@ PUBLIC = {
     "actorgraph.testing": ["FakeClock"],
     "actorgraph.draw": ["render_png", "to_dot", "to_mermaid"],
     "actorgraph.cli": ["main"],
+    "actorgraph.web": ["app"],
 }
 
 
@@ -129,7 +130,7 @@ def test_every_public_name_has_a_docstring() -> None:
 def test_only_public_modules_have_public_names() -> None:
     names = {m.name for m in pkgutil.iter_modules(actorgraph.__path__)}
     public = {n for n in names if not n.startswith("_")}
-    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray", "cli"}
+    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray", "cli", "web"}
 
 
 # -- layering ------------------------------------------------------------------------------------
@@ -184,7 +185,7 @@ LAYERS: dict[str, list[str]] = {
         "_files",
         "_config",
     ],
-    "edges": ["logging", "testing", "ray", "cli", "__init__"],
+    "edges": ["logging", "testing", "ray", "cli", "web", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
 NAMES = list(LAYERS)
@@ -192,7 +193,7 @@ NAMES = list(LAYERS)
 
 def _layer_of(relative: Path) -> str:
     top = relative.parts[0]
-    return top if top in {"checkpoint", "ray", "cli", "_config"} else relative.stem
+    return top if top in {"checkpoint", "ray", "cli", "web", "_config"} else relative.stem
 
 
 def _imports(path: Path) -> set[str]:
@@ -270,7 +271,8 @@ def test_no_module_imports_itself_through_others() -> None:
 
 def test_a_run_with_a_store_imports_none_of_the_optional_libraries(tmp_path: Path) -> None:
     """They stay dependencies, imported only where used: the log renderer, the pickle serializer, and
-    the command line's and graph files' libraries (click, rich, PyYAML, pydantic)."""
+    the command line's and graph files' libraries (click, rich, PyYAML, pydantic), and the web
+    inbox's (starlette, jinja2, uvicorn)."""
     import subprocess
     import sys
 
@@ -284,7 +286,7 @@ g.add_edge(ag.START, "a")
 g.add_edge("a", ag.END)
 with SqliteCheckpointer({str(tmp_path / "runs.db")!r}) as store, g.compile(store) as app:
     assert app.invoke({{"n": 1}}, thread_id="t").state == {{"n": 2}}
-optional = ("structlog", "cloudpickle", "click", "rich", "yaml", "pydantic")
+optional = ("structlog", "cloudpickle", "click", "rich", "yaml", "pydantic", "starlette", "jinja2", "uvicorn")
 print(sorted(m for m in optional if m in sys.modules))
 """
     done = subprocess.run(

@@ -13,6 +13,7 @@ from actorgraph.cli._console import stderr
 from actorgraph.cli._exits import DONE, EXIT_CODES, STOPPED, report
 from actorgraph.cli._graphs import draw, schema, validate
 from actorgraph.cli._running import answer, resume, run
+from actorgraph.cli._serve import serve
 from actorgraph.cli._threads import show, threads
 
 __all__ = ["main"]
@@ -24,6 +25,7 @@ Examples:
   actorgraph answer notes-1 yes -g flow.yaml
   actorgraph resume notes-1 -g flow.yaml
   actorgraph draw flow.yaml -o flow.svg
+  actorgraph serve flow.yaml --db runs.db
 
 {EXIT_CODES}"""
 
@@ -43,7 +45,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, answer, resume, threads, show, draw, validate, schema):
+for _command in (run, answer, resume, threads, show, draw, validate, schema, serve):
     cli.add_command(_command)
 
 

@@ -1,0 +1,83 @@
+"""Graphs for the web inbox tests (`test_web.py`); vertices are module-level functions.
+
+Vertices count their runs in files of `$WEB_TEST_DIR` (so a test sees how often
+an answer was applied), and the failing vertex succeeds once a `fixed` file is there.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import actorgraph as ag
+
+State = dict[str, Any]
+
+
+def _dir() -> Path:
+    return Path(os.environ.get("WEB_TEST_DIR", "."))
+
+
+def _count(name: str) -> None:
+    with (_dir() / f"{name}.runs").open("a") as runs:
+        runs.write("x")
+
+
+def runs(name: str) -> int:
+    """How many times the vertex `name` ran (in this test's folder)."""
+    path = _dir() / f"{name}.runs"
+    return len(path.read_text()) if path.exists() else 0
+
+
+def _line(name: str, *vertices: tuple[str, Any]) -> ag.Graph[State]:
+    graph: ag.Graph[State] = ag.Graph(name=name)
+    previous = ag.START
+    for vertex, fn in vertices:
+        graph.add_vertex(vertex, fn)
+        graph.add_edge(previous, vertex)
+        previous = vertex
+    graph.add_edge(previous, ag.END)
+    return graph
+
+
+def write(state: State) -> State:
+    return {**state, "draft": f"{state.get('topic', 'notes')}: draft"}
+
+
+def review(state: State) -> State:
+    answer = ag.interrupt({"question": "Publish this draft?", "draft": state["draft"]})
+    return {**state, "answer": answer}
+
+
+def publish(state: State) -> State:
+    _count("publish")
+    return {**state, "published": True}
+
+
+approval = _line("approval", ("write", write), ("review", review), ("publish", publish))
+
+
+def choose(state: State) -> State:
+    picked = ag.interrupt({"question": "Ship it?", "choices": ["ship", "hold", {"delay": 2}]})
+    return {**state, "picked": picked}
+
+
+choices = _line("choices", ("choose", choose), ("publish", publish))
+
+
+def ask_raw(state: State) -> State:
+    return {**state, "said": ag.interrupt(state["question"])}
+
+
+raw = _line("raw", ("ask", ask_raw), ("publish", publish))
+
+
+def flaky(state: State) -> State:
+    if not (_dir() / "fixed").exists():
+        msg = "the service is down"
+        raise ConnectionError(msg)
+    return {**state, "fixed": True}
+
+
+failing = _line("failing", ("flaky", flaky))

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from actorgraph import CompiledGraph
+from actorgraph._errors import ConfigError
 from actorgraph.checkpoint import Checkpointer
 from actorgraph.web._actions import answer, cancel, login, login_form, retry
 from actorgraph.web._guard import Guarded
@@ -53,12 +54,12 @@ def app(
             everyone who can reach the server (serve it on loopback only).
 
     Raises:
-        ValueError: the graph has no checkpointer and none is given.
+        ConfigError: the graph has no checkpointer and none is given (also a ValueError).
     """
     store = checkpointer if checkpointer is not None else compiled.checkpointer
     if store is None:
         msg = "the web inbox needs a store: compile the graph with a checkpointer (SqliteCheckpointer(path))"
-        raise ValueError(msg)
+        raise ConfigError(msg)
     site = Site.of(compiled, store, token)
     web = Starlette(routes=_ROUTES, middleware=[Middleware(Guarded, guard=site.guard)])
     web.state.site = site

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph import Interrupt
+from actorgraph._errors import ConfigError
 from actorgraph.cli._text import as_json, dumps, duration, error_text, question
 
 __all__ = [
@@ -73,12 +74,12 @@ def parse_json(text: str) -> Any:
     """An answer given as JSON text.
 
     Raises:
-        ValueError: the text is not JSON, saying where.
+        ConfigError: the text is not JSON, saying where (also a ValueError).
     """
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise ConfigError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
 
 
 def ago(when: float) -> str:

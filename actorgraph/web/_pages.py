@@ -70,9 +70,9 @@ def _timeline(history: list[Snapshot[Any]]) -> list[tuple[int, VertexResult]]:
 
 
 def _thread_values(site: Site, thread_id: str) -> dict[str, Any]:
+    running = site.ledger.running(thread_id)  # first: a run ending while the store is read shows running
     snapshot = site.compiled.get_state(thread_id)
     history = site.compiled.get_history(thread_id)
-    running = site.ledger.running(thread_id)
     return {
         "thread_id": thread_id,
         "snapshot": snapshot,
@@ -103,8 +103,8 @@ async def thread(request: Request) -> Response:
 
 
 def _status(site: Site, thread_id: str) -> dict[str, Any]:
+    running = site.ledger.running(thread_id)  # before the snapshot (see _thread_values)
     snapshot = site.compiled.get_state(thread_id)
-    running = site.ledger.running(thread_id)
     return {
         "thread_id": thread_id,
         "status": "running" if running else snapshot.status,

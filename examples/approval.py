@@ -51,7 +51,11 @@ def check(state: State, ctx: ag.Context[Any]) -> State:
 
 def review(state: State) -> State:
     """Pause for a person: publish as is, or send back with feedback."""
-    answer = ag.interrupt({"question": "Publish this draft?", "draft": state["draft"]})
+    answer = ag.interrupt(
+        {"question": "Publish this draft?", "draft": state["draft"], "answer": "yes, or what to change"}
+    )
+    if isinstance(answer, str):  # typed by a person (the web inbox's text field, the CLI)
+        answer = answer_from(answer)
     if answer.get("approved"):
         return {**state, "approved": True}
     return {**state, "approved": False, "feedback": [*state.get("feedback", []), answer["feedback"]]}

@@ -387,3 +387,21 @@ def test_serve_beyond_loopback_makes_and_prints_a_token(tmp_path: Path) -> None:
         assert fetched(f"http://127.0.0.1:{port}/", Authorization=f"Bearer {token}").status_code == 200
     finally:
         stop(server)
+
+
+def test_the_readmes_approval_flow_is_answered_with_plain_words(store: SqliteCheckpointer) -> None:
+    """A person with no Python (nor JSON): types what to change, then "yes", in the text field."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    with ag.load(examples / "approval.yaml").compile(store) as graph:
+        graph.invoke({"topic": "release notes"}, thread_id="notes-1")
+        client = TestClient(app(graph))
+        assert "yes, or what to change" in client.get("/threads/notes-1").text
+        for words, status in (("mention the fix", "interrupted"), ("yes", "done")):
+            answer = {**form(client, "notes-1"), "text": words, "name": "Ada"}
+            assert (
+                client.post("/threads/notes-1/answer", data=answer, follow_redirects=False).status_code == 303
+            )
+            assert settled(client, "notes-1")["status"] == status
+        state = graph.get_state("notes-1").state
+    assert state["status"] == "published"
+    assert state["draft"] == "Release notes: draft 2. Revised to mention the fix."

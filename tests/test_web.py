@@ -39,7 +39,8 @@ def store(tmp_path: Path) -> Iterator[SqliteCheckpointer]:
 
 
 def compiled(graph: ag.Graph[Any], store: SqliteCheckpointer) -> ag.CompiledGraph[Any]:
-    return graph.compile(store)
+    """`graph` on `store`, its vertices counting runs in this test's folder (on any backend)."""
+    return graph.compile(store, context={"dir": os.environ["WEB_TEST_DIR"]})
 
 
 def field(page: str, name: str) -> str:
@@ -357,7 +358,7 @@ def fetched(url: str, **headers: str) -> httpx.Response:
 
 def test_serve_runs_the_inbox_on_loopback(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    with SqliteCheckpointer(db) as store, web_graphs.approval.compile(store) as graph:
+    with SqliteCheckpointer(db) as store, compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "served"}, thread_id="s1")
     port = free_port()
     server = serve(tmp_path, "--db", str(db), "--port", str(port))
@@ -373,7 +374,7 @@ def test_serve_runs_the_inbox_on_loopback(tmp_path: Path) -> None:
 
 def test_serve_beyond_loopback_makes_and_prints_a_token(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
-    with SqliteCheckpointer(db) as store, web_graphs.approval.compile(store) as graph:
+    with SqliteCheckpointer(db) as store, compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "served"}, thread_id="s1")
     port = free_port()
     server = serve(tmp_path, "--db", str(db), "--host", "0.0.0.0", "--port", str(port))  # noqa: S104

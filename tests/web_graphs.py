@@ -1,7 +1,9 @@
 """Graphs for the web inbox tests (`test_web.py`); vertices are module-level functions.
 
-Vertices count their runs in files of `$WEB_TEST_DIR` (so a test sees how often
+Vertices count their runs in files of the test's folder (so a test sees how often
 an answer was applied), and the failing vertex succeeds once a `fixed` file is there.
+The folder is the run's `context={"dir": ...}` (it reaches Ray workers too), else
+`$WEB_TEST_DIR` (the `actorgraph serve` subprocesses of the browser tests).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import actorgraph as ag
 State = dict[str, Any]
 
 
-def _dir() -> Path:
+def _dir(ctx: ag.Context[Any] | None = None) -> Path:
+    given = ctx.context if ctx is not None else None
+    if isinstance(given, dict) and "dir" in given:
+        return Path(given["dir"])
     return Path(os.environ.get("WEB_TEST_DIR", "."))
 
 
-def _count(name: str) -> None:
-    with (_dir() / f"{name}.runs").open("a") as runs:
+def _count(name: str, ctx: ag.Context[Any]) -> None:
+    with (_dir(ctx) / f"{name}.runs").open("a") as runs:
         runs.write("x")
 
 
@@ -50,8 +55,8 @@ def review(state: State) -> State:
     return {**state, "answer": answer}
 
 
-def publish(state: State) -> State:
-    _count("publish")
+def publish(state: State, ctx: ag.Context[Any]) -> State:
+    _count("publish", ctx)
     return {**state, "published": True}
 
 
@@ -73,8 +78,8 @@ def ask_raw(state: State) -> State:
 raw = _line("raw", ("ask", ask_raw), ("publish", publish))
 
 
-def flaky(state: State) -> State:
-    if not (_dir() / "fixed").exists():
+def flaky(state: State, ctx: ag.Context[Any]) -> State:
+    if not (_dir(ctx) / "fixed").exists():
         msg = "the service is down"
         raise ConnectionError(msg)
     return {**state, "fixed": True}

@@ -81,8 +81,15 @@ async def answer(request: Request) -> Response:
         shown = {"interrupt_id": form.get("interrupt_id"), "message": str(exc), "given": form}
         return await thread_page(request, thread_id, 400, problem=shown)
     except Refused as exc:
-        return site.page(request, "refused.html", 409, thread_id=thread_id, reason=str(exc), won=exc.answered)
+        return _refused(site, request, thread_id, str(exc), exc.answered)
     return _to_thread(request, thread_id)
+
+
+def _refused(
+    site: Site, request: Request, thread_id: str, reason: str, won: Answered | None = None
+) -> Response:
+    """The 409 page: what was refused and why (and, for an answer, the one that won)."""
+    return site.page(request, "refused.html", 409, thread_id=thread_id, reason=reason, won=won)
 
 
 async def retry(request: Request) -> Response:
@@ -96,7 +103,7 @@ async def retry(request: Request) -> Response:
     except ThreadNotFoundError:
         return not_found(site, request, thread_id)
     except Refused as exc:
-        return site.page(request, "refused.html", 409, thread_id=thread_id, reason=str(exc), won=None)
+        return _refused(site, request, thread_id, str(exc))
     return _to_thread(request, thread_id)
 
 
@@ -107,8 +114,7 @@ async def cancel(request: Request) -> Response:
     if isinstance(form, Response):
         return form
     if not await run_in_threadpool(site.ledger.cancel, thread_id):
-        reason = "no run of this thread is going here"
-        return site.page(request, "refused.html", 409, thread_id=thread_id, reason=reason, won=None)
+        return _refused(site, request, thread_id, "no run of this thread is going here")
     return _to_thread(request, thread_id)
 
 

@@ -185,7 +185,7 @@ LAYERS: dict[str, list[str]] = {
         "_files",
         "_config",
     ],
-    "edges": ["logging", "testing", "ray", "cli", "web", "__init__"],
+    "edges": ["logging", "testing", "_text", "ray", "cli", "web", "__init__"],
 }
 RANK = {module: rank for rank, modules in enumerate(LAYERS.values()) for module in modules}
 NAMES = list(LAYERS)

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from actorgraph.cli._text import as_json
+from actorgraph._text import as_json
 
 __all__ = ["print_json", "stderr", "stdout"]
 

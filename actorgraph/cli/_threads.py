@@ -27,7 +27,7 @@ from actorgraph.cli._options import (
     store_options,
 )
 from actorgraph.cli._outcome import Next, print_pending
-from actorgraph.cli._text import dumps, duration, error_text, interrupt_record, question, task_record
+from actorgraph._text import dumps, duration, error_text, interrupt_record, question, task_record
 
 __all__ = ["show", "threads"]
 

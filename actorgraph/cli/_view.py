@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from actorgraph.cli._text import duration, error_text, question
+from actorgraph._text import duration, error_text, question
 from actorgraph.events import (
     Event,
     RetryScheduled,

@@ -10,7 +10,7 @@ from typing import Any
 
 from actorgraph import Interrupt
 from actorgraph._errors import ConfigError
-from actorgraph.cli._text import as_json, dumps, duration, error_text, question
+from actorgraph._text import as_json, dumps, duration, error_text, question
 
 __all__ = [
     "Shown",

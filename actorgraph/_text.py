@@ -1,15 +1,36 @@
-"""Small renderings shared by the commands: durations, questions, errors, and values as JSON."""
+"""Text for people, shared by the front ends: durations, questions, errors, values as JSON, and safety.
+
+Everything a front end prints comes from stored data it did not write, so it is
+made safe here once: `printable` escapes control characters (a state must not be
+able to move an operator's cursor or rewrite their terminal), and `preview`
+bounds what is shown of a large value, saying how large it is.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from actorgraph import ErrorInfo, Interrupt, VertexResult
+from actorgraph._types import ErrorInfo, Interrupt, VertexResult
 
-__all__ = ["as_json", "dumps", "duration", "error_text", "interrupt_record", "question", "task_record"]
+__all__ = [
+    "PREVIEW_CHARS",
+    "Preview",
+    "as_json",
+    "dumps",
+    "duration",
+    "error_text",
+    "interrupt_record",
+    "preview",
+    "printable",
+    "question",
+    "size_text",
+    "task_record",
+]
 
 _SHORT = 70  # characters of a question shown in a table
 
@@ -91,3 +112,66 @@ def task_record(result: VertexResult) -> dict[str, Any]:
         "interrupt": result.interrupt.id if result.interrupt else None,
         "question": question(result.interrupt.value) if result.interrupt else None,
     }
+
+
+# C0 and C1 control characters, DEL, and the Unicode bidirectional overrides (which reorder what is shown)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_OR_NEWLINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, *, lines: bool = True) -> str:
+    r"""`text` with every control character written as an escape (`\x1b`, `\u202e`), safe on a terminal.
+
+    Args:
+        text: any text, typically from a stored state or id.
+        lines: keep newlines and tabs (for multi-line values); False escapes them
+            too (for ids and table cells, which must stay on one line).
+    """
+    pattern = _CONTROL if lines else _CONTROL_OR_NEWLINE
+    return pattern.sub(_escape_one, text)
+
+
+def _escape_one(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"  # noqa: PLR2004 - one byte or more
+
+
+PREVIEW_CHARS = 4000
+"""How much of a large value the front ends show before cutting it (`show --full` shows all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """A bounded rendering of a value: its text (cut when long), whether it was cut, and its full size.
+
+    Attributes:
+        text: the first `limit` characters (or all of it).
+        cut: True when `text` is not the whole rendering.
+        size: the length of the whole rendering, in characters.
+    """
+
+    text: str
+    cut: bool
+    size: int
+
+    @property
+    def note(self) -> str:
+        """`"(showing 4,000 of 52,428,800 characters)"`, or "" when nothing was cut."""
+        return f"(showing {len(self.text):,} of {self.size:,} characters)" if self.cut else ""
+
+
+def preview(text: str, limit: int = PREVIEW_CHARS) -> Preview:
+    """The first `limit` characters of `text` (a rendered value), with its full size."""
+    if len(text) <= limit:
+        return Preview(text, cut=False, size=len(text))
+    return Preview(text[:limit], cut=True, size=len(text))
+
+
+def size_text(size: int) -> str:
+    """`512 B`, `4.0 KiB`, `50.0 MiB`: a byte count for people."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":  # noqa: PLR2004 - binary units
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"  # pragma: no cover - the loop returns

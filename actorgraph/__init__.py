@@ -8,6 +8,7 @@ from actorgraph._compiled import CompiledGraph
 from actorgraph._context import Context, interrupt
 from actorgraph._errors import (
     ActorGraphError,
+    AlreadyAnsweredError,
     BackendError,
     CheckpointError,
     ConfigError,
@@ -54,6 +55,7 @@ __all__ = [
     "PARENT",
     "START",
     "ActorGraphError",
+    "AlreadyAnsweredError",
     "BackendError",
     "CheckpointError",
     "Command",

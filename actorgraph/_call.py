@@ -64,6 +64,7 @@ class Call:
         value: the vertex's private value before the task.
         resumes: the answers to the task's interrupts so far.
         failure: when given, call the vertex's `on_error` handler for it.
+        line: the line of the thread's history the run continues (names its questions).
     """
 
     vertex: str
@@ -75,6 +76,7 @@ class Call:
     value: Any
     resumes: tuple[Any, ...]
     failure: ErrorInfo | None = None
+    line: str | None = None
 
     def context_for(self, emit: Callable[[Any], None] | None) -> Context[Any]:
         """The `ctx` the vertex is given."""
@@ -119,6 +121,7 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
     resumes: tuple[Any, ...],
     failure: ErrorInfo | None,
     run_async: Callable[[Awaitable[Any]], Any],
+    line: str | None = None,
 ) -> Called:
     """Call `code`'s function (or its `on_error` handler for `failure`) on `state`.
 
@@ -129,12 +132,18 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         resumes: the answers to the task's interrupts so far.
         failure: when given, call the `on_error` handler for it instead.
         run_async: runs an async function's coroutine to its end.
+        line: the line of the thread's history the run continues (names its questions).
 
     Returns:
         What happened; no exception raised by the vertex leaves this function.
     """
     scope = TaskScope(
-        thread_id=ctx.thread_id, step=ctx.step, task_id=ctx.task_id, vertex=ctx.vertex, resumes=resumes
+        thread_id=ctx.thread_id,
+        line=line,
+        step=ctx.step,
+        task_id=ctx.task_id,
+        vertex=ctx.vertex,
+        resumes=resumes,
     )
     token = current_scope.set(scope)
     try:

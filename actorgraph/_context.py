@@ -76,12 +76,20 @@ class InterruptSignal(BaseException):
 class TaskScope:
     """Per-task bookkeeping for `interrupt()` (one per attempt)."""
 
-    __slots__ = ("count", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
+    __slots__ = ("count", "line", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
 
-    def __init__(
-        self, *, thread_id: str | None, step: int, task_id: str, vertex: str, resumes: tuple[Any, ...]
+    def __init__(  # noqa: PLR0913 - where the task is, and what it was answered
+        self,
+        *,
+        thread_id: str | None,
+        line: str | None,
+        step: int,
+        task_id: str,
+        vertex: str,
+        resumes: tuple[Any, ...],
     ) -> None:
         self.thread_id = thread_id
+        self.line = line
         self.step = step
         self.task_id = task_id
         self.vertex = vertex
@@ -97,13 +105,17 @@ _ID_PREFIX = "int-"
 _ID_DIGITS = 16
 
 
-def interrupt_id(thread_id: str | None, step: int, task_id: str, index: int) -> str:
-    """The deterministic id of a task's `index`-th interrupt (same in every process).
+def interrupt_id(thread_id: str | None, line: str | None, step: int, task_id: str, index: int) -> str:
+    """The id of a task's `index`-th question: one question of one run, the same in every process.
 
-    Ids read `int-` and 16 hex digits, so an answer keyed by an id is never
-    mistaken for an answer value (see `is_interrupt_id`).
+    `line` names the line of the thread's history the run continues (the
+    checkpoint that began it: a new input, a replay or a fork begins a new one),
+    so the next run of a thread asks its questions under new ids, while a
+    pending question keeps its id across processes and restarts. Ids read
+    `int-` and 16 hex digits, so an answer keyed by an id is never mistaken for
+    an answer value (see `is_interrupt_id`).
     """
-    raw = f"{thread_id}|{step}|{task_id}|{index}".encode()
+    raw = f"{thread_id}|{line}|{step}|{task_id}|{index}".encode()
     return _ID_PREFIX + hashlib.blake2b(raw, digest_size=_ID_DIGITS // 2).hexdigest()
 
 
@@ -142,7 +154,7 @@ def interrupt(value: Any) -> Any:
     if index < len(scope.resumes):
         return scope.resumes[index]
     pending = Interrupt(
-        interrupt_id(scope.thread_id, scope.step, scope.task_id, index),
+        interrupt_id(scope.thread_id, scope.line, scope.step, scope.task_id, index),
         scope.vertex,
         value,
         scope.task_id,

@@ -6,11 +6,13 @@ wrong and what to do about it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
     "ActorGraphError",
+    "AlreadyAnsweredError",
     "BackendError",
     "CheckpointError",
     "ConfigError",
@@ -172,6 +174,42 @@ class ResumeError(ActorGraphError, ValueError):
     while several interrupts wait, or the thread waits for no answer at all.
     Nothing is applied: the thread stays as it was.
     """
+
+
+class AlreadyAnsweredError(ResumeError):
+    """Raised by `invoke(Command(resume=...))` when another answer to the question was claimed first.
+
+    An answer is claimed in the checkpointer before any vertex code runs with
+    it, so of two people (or processes) answering one question exactly one
+    wins; the other gets this error and nothing ran with their answer.
+
+    Attributes:
+        thread_id: the thread.
+        interrupt_id: the question.
+        vertex: the vertex that asked it.
+        answered_by: who answered first.
+        answered_at: when (wall-clock seconds).
+    """
+
+    def __init__(
+        self, thread_id: str, interrupt_id: str, vertex: str, answered_by: str, answered_at: float
+    ) -> None:
+        self.thread_id = thread_id
+        self.interrupt_id = interrupt_id
+        self.vertex = vertex
+        self.answered_by = answered_by
+        self.answered_at = answered_at
+        when = time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(answered_at))
+        super().__init__(
+            f"question {interrupt_id} of vertex {vertex!r} in thread {thread_id!r} was already "
+            f"answered by {answered_by} at {when}, so your answer was not applied and nothing "
+            f"ran with it; see the thread's state (get_state) for what it asks now."
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle with every attribute."""
+        args = (self.thread_id, self.interrupt_id, self.vertex, self.answered_by, self.answered_at)
+        return (AlreadyAnsweredError, args)
 
 
 class RoutingError(ActorGraphError):

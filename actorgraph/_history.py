@@ -32,6 +32,8 @@ def snapshot(
     superstep = loaded.superstep
     row = loaded.row
     status = status_of(pos, superstep, loaded.pauses)
+    if status == "interrupted" and not loaded.interrupts:  # every question answered: its run goes on
+        status = "running"
     error = None
     try:
         state = state_of(pos, spec.merge)

@@ -8,6 +8,10 @@ defaults filled in: every default and every check lives here, once.
 from __future__ import annotations
 
 import difflib
+import functools
+import getpass
+import os
+import socket
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
@@ -48,6 +52,9 @@ class RunKeywords(TypedDict, total=False):
         discard_pending: give a new input to a thread whose last superstep failed or
             is paused, dropping that superstep.
         listeners: callables that receive this run's events.
+        answered_by: who gives this run's answers (`Command(resume=...)`), recorded
+            with each answer's claim and shown to anyone whose answer comes later
+            (default: `user@host (pid N)` of this process).
     """
 
     thread_id: str | None
@@ -59,6 +66,7 @@ class RunKeywords(TypedDict, total=False):
     interrupt_after: Sequence[str] | str | None
     discard_pending: bool
     listeners: Sequence[Listener]
+    answered_by: str | None
 
 
 _KEYWORDS: Final = frozenset(RunKeywords.__annotations__)
@@ -89,6 +97,7 @@ class RunRequest:
     breakpoints: Breakpoints
     discard_pending: bool
     listeners: tuple[Listener, ...]
+    answered_by: str = ""
     namespace: str = ""  # a subgraph's run (made by its parent's run, never from keywords)
 
     @staticmethod
@@ -135,7 +144,34 @@ class RunRequest:
             breakpoints=breakpoints,
             discard_pending=bool(keywords.get("discard_pending", False)),
             listeners=tuple(listeners),
+            answered_by=_answerer(keywords.get("answered_by")),
         )
+
+
+_ANSWERER_LIMIT = 200
+
+
+def _answerer(given: Any) -> str:
+    """Who answers: `given` once checked, or this process's user, host and pid."""
+    if given is None:
+        return default_answerer()
+    if not isinstance(given, str) or not given.strip() or len(given) > _ANSWERER_LIMIT:
+        msg = (
+            f"answered_by must be a non-empty string of at most {_ANSWERER_LIMIT} characters, got "
+            f"{given!r:.80}"
+        )
+        raise ConfigError(msg)
+    return given
+
+
+@functools.cache
+def default_answerer() -> str:
+    """`user@host (pid N)`: who answers when `answered_by=` is not given."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()} (pid {os.getpid()})"
 
 
 def _guess(keyword: str) -> str:

@@ -12,13 +12,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph._answers import answers_for
-from actorgraph._errors import ActorGraphError, CheckpointError
+from actorgraph._answers import Answering, answers_for, claimed_only
+from actorgraph._context import is_interrupt_id
+from actorgraph._errors import ActorGraphError, AlreadyAnsweredError, CheckpointError
 from actorgraph._inputs import input_state, start_position, updated_state
 from actorgraph._lineage import distinct
 from actorgraph._recorder import Recorder, encode_new_states
@@ -28,8 +32,8 @@ from actorgraph._spec import GraphSpec
 from actorgraph._superstep import current_state, replace_state, state_of
 from actorgraph._task import TaskEnv
 from actorgraph._types import UNSET, Command, Node, Position
-from actorgraph.checkpoint._load import Loaded, load
-from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._load import Loaded, answer_aad, load
+from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
 
 __all__ = ["ThreadNotFoundError", "new_run_id", "prepare"]
 
@@ -91,11 +95,14 @@ class _Start:
 
     def setup(self, position: Position, env: TaskEnv, **fields: Any) -> RunSetup:
         request = self.request
+        recorder: Recorder | None = fields.get("recorder")
+        # the line names the run's questions: the recorded line, or this run alone
+        line = recorder.origin if recorder is not None else self.run_id
         return RunSetup(
             run_id=self.run_id,
             thread_id=request.thread_id,
             position=position,
-            env=env,
+            env=dataclasses.replace(env, line=line),
             recursion_limit=request.recursion_limit,
             breakpoints=request.breakpoints,
             listeners=request.listeners,
@@ -182,13 +189,74 @@ class _Resumable:
             raise _no_thread(self.thread_id)
         return self.loaded
 
+    def _claimed(self, loaded: Loaded) -> dict[str, Any]:
+        """The answers claimed before for the pending questions, decoded."""
+        loads = self.store.serializer.loads
+        return {i: loads(row.data, aad=answer_aad(self.thread_id, i)) for i, row in loaded.claims.items()}
+
+    def _earlier(self, loaded: Loaded, resume: Any) -> dict[str, AnswerRow]:
+        """Stored answers that say who answered what `resume` answers, when it is not pending any more.
+
+        An answer keyed by ids that this checkpoint did not ask gets the answers
+        to those ids (earlier runs' questions); a bare answer when nothing waits
+        gets the answers just given at this checkpoint or the one before (another
+        process answered, and its run went on).
+        """
+        if not isinstance(resume, Mapping) or not any(is_interrupt_id(k) for k in resume):
+            if loaded.interrupts or loaded.claims:
+                return {}
+            row = loaded.row
+            found = self.store.answers_at(self.thread_id, row.checkpoint_id)
+            if not found and row.parent_id is not None and row.source == "loop":
+                found = self.store.answers_at(self.thread_id, row.parent_id)
+            return found
+        asked = {i.id for i in loaded.asked}
+        named = [k for k in resume if is_interrupt_id(k) and k not in asked]
+        return self.store.get_answers(self.thread_id, named) if named else {}
+
+    def _claim(self, loaded: Loaded, answering: Answering) -> None:
+        """Claim the new answers in the store before anything runs with them (compare-and-set).
+
+        A fork answers questions of its own line, and a subgraph's run answers
+        what its parent claimed: neither claims.
+
+        Raises:
+            AlreadyAnsweredError: another answer to one of the questions was claimed first.
+        """
+        request = self.start_.request
+        if not answering.new or self.replaying or request.namespace:
+            return
+        dumps, at = self.store.serializer.dumps, time.time()
+        rows = [
+            AnswerRow(
+                question.id,
+                loaded.row.checkpoint_id,
+                question.vertex,
+                request.answered_by,
+                at,
+                dumps(value, aad=answer_aad(self.thread_id, question.id)),
+            )
+            for question, value in answering.new
+        ]
+        won = self.store.claim_answers(self.thread_id, loaded.row.checkpoint_id, rows)
+        if won:
+            first = won[0]
+            raise AlreadyAnsweredError(
+                self.thread_id, first.interrupt_id, first.vertex, first.answered_by, first.answered_at
+            )
+
     def answer(self, command: Command) -> RunSetup:
-        """Answer pending interrupts (and apply `Command(update=...)`), then continue."""
+        """Answer pending interrupts (and apply `Command(update=...)`), then continue.
+
+        The answers are claimed in the store before the run starts, so nothing
+        runs with an answer that lost to another.
+        """
         loaded = self._existing()
-        answers: dict[str, dict[str, Any]] = {}
-        passed: frozenset[str] = frozenset()
+        answering = claimed_only(loaded, self._claimed(loaded))
         if command.resume is not UNSET:
-            answers, passed = answers_for(loaded, command.resume)
+            resume = command.resume
+            answering = answers_for(loaded, resume, self._claimed(loaded), self._earlier(loaded, resume))
+            self._claim(loaded, answering)
         elif command.update is None:
             msg = "an empty Command() as input does nothing: give it resume=..., update=... or goto=..."
             raise ActorGraphError(msg)
@@ -202,8 +270,8 @@ class _Resumable:
             self.env,
             recorder=self.recorder(source),
             pending=_pending_after_update(loaded, position),
-            answers=answers,
-            passed=passed,
+            answers=answering.by_task,
+            passed=answering.passed,
             record_start=changed or self.replaying,  # a fork records from a checkpoint of its own
         )
 
@@ -215,12 +283,14 @@ class _Resumable:
             for r in loaded.pending.values()
             if r.interrupt and (r.interrupt.kind == "before" or any(i.kind != "interrupt" for i in r.nested))
         )
+        claimed = claimed_only(loaded, {} if self.replaying else self._claimed(loaded))
         return self.start_.setup(
             loaded.position,
             self.env,
             recorder=self.recorder("fork" if self.replaying else "loop"),
             pending={} if self.replaying else loaded.pending,
-            passed=before,
+            answers=claimed.by_task,  # answers claimed by a process that stopped before running them
+            passed=before | claimed.passed,
             record_start=self.replaying,  # never write into an old checkpoint: fork from it
         )
 

@@ -210,7 +210,11 @@ class Run:
 
     def _breakpoint(self, task: Task) -> VertexResult:
         pending = Interrupt(
-            interrupt_id(self.thread_id, task.step, task.id, -1), task.vertex, None, task.id, "before"
+            interrupt_id(self.thread_id, self.env.line, task.step, task.id, -1),
+            task.vertex,
+            None,
+            task.id,
+            "before",
         )
         return VertexResult(
             task.id, task.vertex, "interrupt", interrupt=pending, attempts=0, inputs=task.inputs
@@ -341,7 +345,13 @@ class Run:
             return ()
         vertices = sorted({r.vertex for r in superstep.results.values() if stops.stops_after(r.vertex)})
         return tuple(
-            Interrupt(interrupt_id(self.thread_id, superstep.step, f"after:{v}", 0), v, None, v, "after")
+            Interrupt(
+                interrupt_id(self.thread_id, self.env.line, superstep.step, f"after:{v}", 0),
+                v,
+                None,
+                v,
+                "after",
+            )
             for v in vertices
         )
 

@@ -54,6 +54,9 @@ class TaskEnv:
         encode: with a checkpointer, `encode(node_id, result)` serializes the
             states a task made (on the vertex's thread); None otherwise.
         nested: the run is a subgraph's (`Command(graph=PARENT)` is allowed).
+        line: the line of the thread's history the run continues (the checkpoint
+            that began it, or the run's id when nothing is recorded): it makes the
+            ids of the questions its tasks ask unique to this run.
     """
 
     node_prefix: str
@@ -64,6 +67,7 @@ class TaskEnv:
     encode: Callable[[str, VertexResult], Mapping[str, bytes]] | None = None
     listen: Callable[[Any], None] | None = None
     nested: bool = False
+    line: str | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -159,7 +163,9 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     ctx = call.context_for(functools.partial(env.emit, task) if env.emit is not None else None)
     vertex = spec.vertices[task.vertex]
     state = copy_state(prepared.given(spec))
-    called = call_vertex(vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async)
+    called = call_vertex(
+        vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
+    )
     return finish(spec, prepared, called, ctx)
 
 
@@ -189,6 +195,7 @@ class Prepared:
             task.value,
             task.resumes,
             failure,
+            env.line,
         )
 
 

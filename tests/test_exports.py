@@ -18,6 +18,7 @@ PUBLIC = {
         "PARENT",
         "START",
         "ActorGraphError",
+        "AlreadyAnsweredError",
         "BackendError",
         "CheckpointError",
         "ConfigFileError",
@@ -75,6 +76,7 @@ PUBLIC = {
     ],
     "actorgraph.checkpoint": [
         "SCHEMA_VERSION",
+        "AnswerRow",
         "CheckpointRow",
         "Checkpointer",
         "EncryptedSerializer",

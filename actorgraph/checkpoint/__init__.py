@@ -7,7 +7,9 @@
   with every wait bounded (`connect_timeout`, `statement_timeout`, `idle_timeout`, `keepalive`).
 
 Every store is a context manager (`with SqliteCheckpointer(path) as cp:`) and
-has `threads()`, `history()`, `prune(thread_id, keep=n)` and `delete_thread()`.
+has `threads()`, `history()`, `prune(thread_id, keep=n)` and `delete_thread()`;
+answers are claimed in the store before they run (`claim_answers`), and
+`set_metadata` / `get_metadata` keep a few labels per thread.
 A state version is stored as a manifest of content-addressed parts, so a value
 that does not change is stored once.
 
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from actorgraph.checkpoint._protocol import (
     SCHEMA_VERSION,
+    AnswerRow,
     Checkpointer,
     CheckpointRow,
     Serializer,
@@ -60,6 +63,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AnswerRow",
     "CheckpointRow",
     "Checkpointer",
     "EncryptedSerializer",

@@ -29,6 +29,14 @@ CREATE TABLE IF NOT EXISTS actorgraph_writes (
 );
 CREATE TABLE IF NOT EXISTS actorgraph_blobs (
     thread_id {key} NOT NULL, blob_id {key} NOT NULL, data {blob} NOT NULL, PRIMARY KEY (thread_id, blob_id)
+);
+CREATE TABLE IF NOT EXISTS actorgraph_answers (
+    thread_id {key} NOT NULL, interrupt_id {key} NOT NULL, checkpoint_id {key} NOT NULL,
+    vertex {text} NOT NULL, answered_by {text} NOT NULL, answered_at {real} NOT NULL, data {blob} NOT NULL,
+    PRIMARY KEY (thread_id, interrupt_id)
+);
+CREATE TABLE IF NOT EXISTS actorgraph_metadata (
+    thread_id {key} NOT NULL, key {key} NOT NULL, value {text} NOT NULL, PRIMARY KEY (thread_id, key)
 )
 """
 
@@ -48,7 +56,7 @@ class Dialect:
         lock_thread: appended to the head query in `prune` to lock the thread's row ("" when
             the transaction already holds the database's write lock).
         lock_schema: a statement run before creating the schema, or "".
-        meta_exists: a query whose single value is not None when the meta table exists.
+        table_exists: a query whose single value is not None when the table it is given exists.
     """
 
     name: str
@@ -60,7 +68,7 @@ class Dialect:
     blob: str
     lock_thread: str
     lock_schema: str
-    meta_exists: str
+    table_exists: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +92,10 @@ class Statements:
     ids_of_rows: str
     refs: str
     blob_ids: str
+    insert_answer: str
+    claimed: str
+    insert_metadata: str
+    metadata: str
 
     @staticmethod
     def of(d: Dialect) -> Statements:
@@ -117,6 +129,14 @@ def _writing(m: str) -> dict[str, str]:
             f" WHERE thread_id = {m} AND EXISTS (SELECT 1 FROM actorgraph_checkpoints"
             f" WHERE thread_id = {m} AND checkpoint_id = {m})"
         ),
+        "insert_answer": (
+            f"INSERT INTO actorgraph_answers VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m})"
+            " ON CONFLICT (thread_id, interrupt_id) DO NOTHING"
+        ),
+        "insert_metadata": (
+            f"INSERT INTO actorgraph_metadata VALUES ({m}, {m}, {m})"
+            " ON CONFLICT (thread_id, key) DO UPDATE SET value = excluded.value"
+        ),
         "insert_write": (
             f"INSERT INTO actorgraph_writes VALUES ({m}, {m}, {m}, {m}, {m})"
             " ON CONFLICT (thread_id, checkpoint_id, task_id)"
@@ -145,4 +165,9 @@ def _reading(m: str) -> dict[str, str]:
             f" UNION ALL SELECT refs FROM actorgraph_writes WHERE thread_id = {m}"
         ),
         "blob_ids": f"SELECT blob_id FROM actorgraph_blobs WHERE thread_id = {m}",
+        "claimed": (
+            "SELECT interrupt_id, checkpoint_id, vertex, answered_by, answered_at, data"
+            f" FROM actorgraph_answers WHERE thread_id = {m}"
+        ),
+        "metadata": f"SELECT key, value FROM actorgraph_metadata WHERE thread_id = {m} ORDER BY key",
     }

@@ -7,7 +7,9 @@ thread and checkpoint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from actorgraph._errors import SerializationError
@@ -21,16 +23,21 @@ from actorgraph.checkpoint._codec import (
     decode_result,
     whole_versions,
 )
-from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
+from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer, CheckpointRow
 from actorgraph.checkpoint._shape import check_checkpoint, check_write, damaged, format_of
 from actorgraph.checkpoint._versions import Stored, read_versions
 
-__all__ = ["Loaded", "load", "write_aad"]
+__all__ = ["Loaded", "answer_aad", "load", "write_aad"]
 
 
 def write_aad(thread_id: str, checkpoint_id: str, task_id: str) -> bytes:
     """The associated data of a task result stored against a checkpoint."""
     return aad(thread_id, f"write:{checkpoint_id}:{task_id}")
+
+
+def answer_aad(thread_id: str, interrupt_id: str) -> bytes:
+    """The associated data of a claimed answer (bound to its thread and question)."""
+    return aad(thread_id, f"answer:{interrupt_id}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +52,10 @@ class Loaded:
         stored: ids of every blob in the store that this checkpoint knows of, with
             each version's parts.
         origin: the checkpoint that began this line of the thread's history (a
-            new input or a fork); names the runs of its subgraphs.
+            new input or a fork); names the runs of its subgraphs and its questions.
+        claims: the answers claimed for pending questions whose tasks have not
+            run with them yet (the process that claimed them stopped, or is running
+            them now), by interrupt id.
     """
 
     row: CheckpointRow
@@ -54,6 +64,7 @@ class Loaded:
     pauses: tuple[Interrupt, ...]
     stored: Stored
     origin: str
+    claims: Mapping[str, AnswerRow] = field(default_factory=dict)
 
     @property
     def superstep(self) -> SuperstepState:
@@ -61,13 +72,21 @@ class Loaded:
         return SuperstepState(self.position.step + 1, dict(self.pending))
 
     @property
-    def interrupts(self) -> tuple[Interrupt, ...]:
-        """Every interrupt waiting for an answer (vertex interrupts, subgraphs' and breakpoints)."""
+    def asked(self) -> tuple[Interrupt, ...]:
+        """Every question of the pending superstep not yet run with an answer, claimed or not."""
         waiting: list[Interrupt] = []
         for r in self.pending.values():
             if r.status == "interrupt":
                 waiting.extend(r.nested or ((r.interrupt,) if r.interrupt else ()))
         return (*waiting, *self.pauses)
+
+    @property
+    def interrupts(self) -> tuple[Interrupt, ...]:
+        """Every interrupt waiting for an answer (vertex interrupts, subgraphs' and breakpoints).
+
+        A question whose answer was claimed waits no more: it is left out.
+        """
+        return tuple(i for i in self.asked if i.id not in self.claims)
 
 
 def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None = None) -> Loaded | None:
@@ -108,7 +127,10 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         raise damaged(what, str(exc)) from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # a shape the checks let through
         raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
-    return Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
+    loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
+    asked = [i.id for i in loaded.asked]
+    claims = checkpointer.get_answers(thread_id, asked) if asked else {}
+    return dataclasses.replace(loaded, claims=claims) if claims else loaded
 
 
 def _checked(record: Any, what: str, check: Any) -> int:

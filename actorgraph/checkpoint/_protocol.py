@@ -18,6 +18,11 @@ What is stored, per thread:
   they finish (durability "sync"), so a crash loses no finished task.
 - **head**: the thread's newest checkpoint. Moving it is a compare-and-swap, so
   two processes resuming one thread cannot both commit the same step.
+- **answers**: each answer to a question (an interrupt), claimed before any
+  vertex code runs with it: a compare-and-set, so of two people (or processes)
+  answering one question, exactly one wins and the other runs nothing.
+- **metadata**: a few labels per thread (such as the graph a command line run
+  was started from), so tools can find what they need without loading code.
 """
 
 from __future__ import annotations
@@ -26,7 +31,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SCHEMA_VERSION", "CheckpointRow", "Checkpointer", "Serializer", "ThreadInfo", "WriteRow"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "AnswerRow",
+    "CheckpointRow",
+    "Checkpointer",
+    "Serializer",
+    "ThreadInfo",
+    "WriteRow",
+]
 
 SCHEMA_VERSION = 1
 """The version of the stored form; every store records it and refuses newer ones."""
@@ -90,6 +103,27 @@ class WriteRow:
     task_id: str
     data: bytes
     refs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRow:
+    """One claimed answer to a question (an interrupt) of a thread.
+
+    Attributes:
+        interrupt_id: the question's id (unique to one question of one run).
+        checkpoint_id: the checkpoint whose pending superstep asked it.
+        vertex: the vertex that asked (a path inside subgraphs), for messages.
+        answered_by: who answered (a person's name, or `user@host (pid N)`).
+        answered_at: wall-clock seconds of the claim.
+        data: the encoded answer (opaque to the store).
+    """
+
+    interrupt_id: str
+    checkpoint_id: str
+    vertex: str
+    answered_by: str
+    answered_at: float
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +226,44 @@ class Checkpointer(Protocol):
         """
         ...
 
+    def claim_answers(
+        self, thread_id: str, expect_head: str, answers: Sequence[AnswerRow]
+    ) -> list[AnswerRow]:
+        """Claim answers to pending questions, atomically: all of them or none (compare-and-set).
+
+        When no answer is stored yet for any of the questions and the thread's
+        head is `expect_head`, the answers are stored, the thread's status
+        becomes "running", and the result is empty. Otherwise nothing is
+        stored.
+
+        Returns:
+            The answers already stored for those questions (the claims that won),
+            or an empty list when these answers were stored.
+
+        Raises:
+            CheckpointError: no answer was stored before, but the head is not
+                `expect_head` (another run moved the thread on); nothing was written.
+        """
+        ...
+
+    def get_answers(self, thread_id: str, interrupt_ids: Iterable[str]) -> dict[str, AnswerRow]:
+        """The stored answers among `interrupt_ids`, by interrupt id (missing ids are left out)."""
+        ...
+
+    def answers_at(self, thread_id: str, checkpoint_id: str) -> dict[str, AnswerRow]:
+        """The answers claimed for the questions of the superstep after `checkpoint_id`, by interrupt id."""
+        ...
+
+    def set_metadata(self, thread_id: str, values: Mapping[str, str]) -> None:
+        """Record labels of a thread (kept with it until it is deleted); a key given again is replaced."""
+        ...
+
+    def get_metadata(self, thread_id: str) -> dict[str, str]:
+        """The labels recorded for a thread (empty when none)."""
+        ...
+
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs, and the threads of its subgraphs."""
+        """Remove a thread (checkpoints, writes, blobs, answers, metadata) and its subgraphs' threads."""
         ...
 
     def prune(self, thread_id: str, *, keep: int) -> int:

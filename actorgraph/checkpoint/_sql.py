@@ -18,6 +18,7 @@ from actorgraph._errors import CheckpointError
 from actorgraph._types import NS
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
+from actorgraph.checkpoint._sql_answers import SqlAnswers
 from actorgraph.checkpoint._store import (
     META_VERSION_KEY,
     StoreBase,
@@ -43,7 +44,7 @@ Conn = Any
 """A DB-API connection (`sqlite3.Connection` or `psycopg.Connection`): `execute(sql, args)`, `cursor()`."""
 
 
-class SqlStore(StoreBase):
+class SqlStore(SqlAnswers, StoreBase):
     """The checkpointer protocol on a SQL database; subclasses connect and run calls.
 
     Subclasses set `dialect` and `sql` (`Statements.of(dialect)`) and implement
@@ -96,11 +97,14 @@ class SqlStore(StoreBase):
 
     def _recorded_version(self, conn: Conn) -> object | None:
         """The schema version the database records, or None when it has no actorgraph tables."""
-        found = conn.execute(self.dialect.meta_exists).fetchone()
-        if found is None or found[0] is None:
+        if not self._has_table(conn, "actorgraph_meta"):
             return None
         version = conn.execute(self.sql.meta, (META_VERSION_KEY,)).fetchone()
         return None if version is None else version[0]
+
+    def _has_table(self, conn: Conn, name: str) -> bool:
+        found = conn.execute(self.dialect.table_exists, (name,)).fetchone()
+        return found is not None and found[0] is not None
 
     def _create_schema(self, conn: Conn) -> None:
         """Check the recorded schema version, then create what is missing (idempotent)."""
@@ -122,6 +126,8 @@ class SqlStore(StoreBase):
                 f"is nothing to read; open it once without readonly=True to create them."
             )
         check_schema(f"the {self.dialect.name} database {self._where}", version)
+        # a database written before answers and metadata were stored has neither: read them as empty
+        self.answer_tables = self._has_table(conn, "actorgraph_answers")
 
     @property
     def schema_version(self) -> int:
@@ -285,7 +291,14 @@ class SqlStore(StoreBase):
         args = (thread_id, len(prefix), prefix)
 
         def work(conn: Conn) -> None:
-            for table in ("threads", "checkpoints", "writes", "blobs"):  # the thread row first: it locks
+            for table in (
+                "threads",
+                "checkpoints",
+                "writes",
+                "blobs",
+                "answers",
+                "metadata",
+            ):  # row first: locks
                 where = f"thread_id = {m} OR substr(thread_id, 1, {m}) = {m}"
                 conn.execute(f"DELETE FROM actorgraph_{table} WHERE {where}", args)  # noqa: S608
 
@@ -309,6 +322,7 @@ class SqlStore(StoreBase):
                 return 0
             drop = prune_plan([r[0] for r in conn.execute(sql.ids_of_rows, key)], head[0], keep)
             self._delete(conn, thread_id, "writes", "checkpoint_id", drop)
+            self._delete(conn, thread_id, "answers", "checkpoint_id", drop)
             self._delete(conn, thread_id, "checkpoints", "checkpoint_id", drop)
             refs = [text for (text,) in conn.execute(sql.refs, (thread_id, thread_id))]
             unused = unused_blobs(refs, [b for (b,) in conn.execute(sql.blob_ids, key)])

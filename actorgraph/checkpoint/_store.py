@@ -11,7 +11,7 @@ import importlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, cast
 
@@ -27,10 +27,12 @@ __all__ = [
     "cas_refused",
     "check_history_limit",
     "check_keep",
+    "check_metadata",
     "check_schema",
     "decode_refs",
     "decode_row",
     "encode_refs",
+    "moved_on",
     "newer_schema",
     "now",
     "prune_plan",
@@ -135,6 +137,30 @@ def check_keep(keep: int) -> None:
         )
 
 
+METADATA_LIMIT = 4096
+"""The longest key or value `set_metadata` stores, in characters (labels, not documents)."""
+
+
+def check_metadata(values: Mapping[str, str]) -> dict[str, str]:
+    """`values` as a plain dict, once every key and value is a short string.
+
+    Raises:
+        ConfigError: a key or value is not a string, or is longer than `METADATA_LIMIT`.
+    """
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"set_metadata takes a mapping of strings to strings, got {type(values).__name__}.")
+    checked: dict[str, str] = {}
+    for key, value in values.items():
+        for what, text in (("key", key), ("value", value)):
+            if not isinstance(text, str) or len(text) > METADATA_LIMIT:
+                raise ConfigError(
+                    f"set_metadata: {what} {text!r:.80} is not a string of at most {METADATA_LIMIT} "
+                    f"characters; thread metadata holds short labels (store documents in the state)."
+                )
+        checked[key] = value
+    return checked
+
+
 def check_history_limit(limit: int | None) -> None:
     """Refuse a negative `history(limit=...)`."""
     if limit is not None and limit < 0:
@@ -168,6 +194,17 @@ def cas_refused(
         f"head {want}, but the head is {have}. Another run advanced the thread (or deleted "
         f"it) since this run read it, so nothing was written. Load the thread's current "
         f"head and resume from there, or use a new thread_id."
+    )
+
+
+def moved_on(thread_id: str, expected: str, actual: str | None) -> CheckpointError:
+    """The error of a `claim_answers` whose thread moved on since its questions were read."""
+    have = _show(actual, "gone (the thread was deleted)")
+    return CheckpointError(
+        f"refused to store answers for thread {thread_id!r}: its questions were read at checkpoint "
+        f"{expected!r}, but the thread's head is now {have}. Another run moved the thread on "
+        f"since, so those questions are no longer pending and nothing was written. Read the "
+        f"thread again (get_state) and answer what it asks now."
     )
 
 

@@ -9,13 +9,22 @@ from dataclasses import dataclass, field
 
 from actorgraph._errors import CheckpointError
 from actorgraph._types import NS
-from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
+from actorgraph.checkpoint._protocol import (
+    SCHEMA_VERSION,
+    AnswerRow,
+    CheckpointRow,
+    Serializer,
+    ThreadInfo,
+    WriteRow,
+)
 from actorgraph.checkpoint._store import (
     StoreBase,
     already_stored,
     cas_refused,
     check_history_limit,
     check_keep,
+    check_metadata,
+    moved_on,
     now,
     prune_plan,
     unknown_checkpoint,
@@ -32,6 +41,7 @@ class _Thread:
     checkpoints: dict[str, CheckpointRow] = field(default_factory=dict)
     writes: dict[str, dict[str, WriteRow]] = field(default_factory=dict)
     blobs: dict[str, bytes] = field(default_factory=dict)
+    answers: dict[str, AnswerRow] = field(default_factory=dict)
 
 
 def _own_row(row: CheckpointRow) -> CheckpointRow:
@@ -60,6 +70,7 @@ class MemoryCheckpointer(StoreBase):
         super().__init__(serializer)
         self._lock = threading.Lock()
         self._threads: dict[str, _Thread] = {}
+        self._metadata: dict[str, dict[str, str]] = {}
         self._closed = False
 
     def _open(self) -> dict[str, _Thread]:
@@ -199,8 +210,58 @@ class MemoryCheckpointer(StoreBase):
         infos.sort(key=lambda i: i.updated_at, reverse=True)
         return infos
 
+    def claim_answers(
+        self, thread_id: str, expect_head: str, answers: Sequence[AnswerRow]
+    ) -> list[AnswerRow]:
+        """Claim answers to pending questions, all or none (see `Checkpointer.claim_answers`).
+
+        Raises:
+            CheckpointError: no answer was stored before, but the head is not `expect_head`.
+        """
+        owned = [dataclasses.replace(a, data=bytes(a.data)) for a in answers]
+        with self._lock:
+            thread = self._open().get(thread_id)
+            stored = {} if thread is None else thread.answers
+            won = [stored[a.interrupt_id] for a in owned if a.interrupt_id in stored]
+            if won:
+                return won
+            if thread is None or thread.head != expect_head:
+                raise moved_on(thread_id, expect_head, None if thread is None else thread.head)
+            stored.update((a.interrupt_id, a) for a in owned)
+            thread.status = "running"
+            thread.updated_at = now()
+            return []
+
+    def get_answers(self, thread_id: str, interrupt_ids: Iterable[str]) -> dict[str, AnswerRow]:
+        """The stored answers among `interrupt_ids`, by interrupt id."""
+        wanted = list(interrupt_ids)
+        with self._lock:
+            thread = self._open().get(thread_id)
+            stored = {} if thread is None else thread.answers
+            return {i: stored[i] for i in wanted if i in stored}
+
+    def answers_at(self, thread_id: str, checkpoint_id: str) -> dict[str, AnswerRow]:
+        """The answers claimed for the questions of the superstep after `checkpoint_id`, by interrupt id."""
+        with self._lock:
+            thread = self._open().get(thread_id)
+            stored = {} if thread is None else thread.answers
+            return {i: a for i, a in sorted(stored.items()) if a.checkpoint_id == checkpoint_id}
+
+    def set_metadata(self, thread_id: str, values: Mapping[str, str]) -> None:
+        """Record labels of a thread; a key given again is replaced."""
+        checked = check_metadata(values)
+        with self._lock:
+            self._open()
+            self._metadata.setdefault(thread_id, {}).update(checked)
+
+    def get_metadata(self, thread_id: str) -> dict[str, str]:
+        """The labels recorded for a thread (empty when none)."""
+        with self._lock:
+            self._open()
+            return dict(self._metadata.get(thread_id, {}))
+
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread: its checkpoints, writes and blobs, and its subgraphs' threads (`thread|...`).
+        """Remove a thread: its checkpoints, writes, blobs, answers and metadata, and its subgraphs' threads.
 
         Nothing happens if it is absent.
         """
@@ -209,6 +270,7 @@ class MemoryCheckpointer(StoreBase):
             for inner in [t for t in threads if t.startswith(thread_id + NS)]:
                 del threads[inner]
             threads.pop(thread_id, None)
+            self._metadata.pop(thread_id, None)
 
     def prune(self, thread_id: str, *, keep: int) -> int:
         """Delete all but the newest `keep` checkpoints of a thread (the head always stays).
@@ -228,6 +290,8 @@ class MemoryCheckpointer(StoreBase):
             for checkpoint_id in drop:
                 del thread.checkpoints[checkpoint_id]
                 thread.writes.pop(checkpoint_id, None)
+            gone = set(drop)
+            thread.answers = {k: a for k, a in thread.answers.items() if a.checkpoint_id not in gone}
             used = {ref for row in thread.checkpoints.values() for ref in row.refs}
             used.update(ref for ws in thread.writes.values() for w in ws.values() for ref in w.refs)
             for blob_id in [b for b in thread.blobs if b not in used]:
@@ -239,3 +303,4 @@ class MemoryCheckpointer(StoreBase):
         with self._lock:
             self._closed = True
             self._threads = {}
+            self._metadata = {}

@@ -52,7 +52,7 @@ _DIALECT = Dialect(
     blob="bytea",
     lock_thread=" FOR UPDATE",  # writers of the thread wait for the prune
     lock_schema=f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK})",
-    meta_exists="SELECT to_regclass('actorgraph_meta')",
+    table_exists="SELECT to_regclass(%s)",
 )
 
 

@@ -37,7 +37,7 @@ _DIALECT = Dialect(
     blob="BLOB",
     lock_thread="",  # BEGIN IMMEDIATE already holds the database's write lock
     lock_schema="",
-    meta_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'actorgraph_meta'",
+    table_exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
 )
 _CHUNK = 500  # ids per `IN (...)` query, well below SQLite's limit on variables
 

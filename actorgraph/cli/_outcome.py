@@ -9,10 +9,10 @@ from typing import Any
 from rich.markup import escape
 
 from actorgraph import Interrupt, RunResult, Snapshot, VertexError
+from actorgraph._text import dumps, interrupt_record, question
 from actorgraph.cli._console import print_json, stderr, stdout
 from actorgraph.cli._exits import DONE, INTERRUPTED, STOPPED, report
 from actorgraph.cli._options import GraphChoice, Output, StoreChoice, command_line
-from actorgraph._text import dumps, interrupt_record, question
 
 __all__ = ["Next", "print_pending", "tell_done", "tell_failed", "tell_stopped"]
 

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from actorgraph import ActorGraphError, Interrupt, Snapshot
+from actorgraph._text import dumps, duration, error_text, interrupt_record, question, task_record
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
 from actorgraph.checkpoint._load import load  # the questions are read without the graph
 from actorgraph.cli._console import print_json, stdout
@@ -27,7 +28,6 @@ from actorgraph.cli._options import (
     store_options,
 )
 from actorgraph.cli._outcome import Next, print_pending
-from actorgraph._text import dumps, duration, error_text, interrupt_record, question, task_record
 
 __all__ = ["show", "threads"]
 

@@ -79,6 +79,7 @@ class PartitionWorker:
             resumes=task.resumes,
             failure=task.failure,
             run_async=_run_coroutine,
+            line=task.line,
         )
         called.emitted = emitted
         return _dumped(vertex.name, called)

@@ -18,6 +18,7 @@ from actorgraph._superstep import deliver_as, initial, plan, replace_state, stat
 from actorgraph._types import END, NS, START, ErrorInfo, Message, Node, Position
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._store import check_thread_id
 
 __all__ = ["History", "snapshot"]
 
@@ -122,8 +123,10 @@ class History:
         """The graph and the thread of the subgraph run `namespace` of `thread_id` (or of the thread).
 
         Raises:
+            ConfigError: `thread_id` is not a valid thread id.
             ThreadNotFoundError: no subgraph run of that name in the thread.
         """
+        check_thread_id(thread_id)
         if not namespace:
             return self.spec, thread_id
         spec: GraphSpec | None = self.spec
@@ -217,6 +220,7 @@ class History:
         replace: bool,
     ) -> str:
         """Write an "update" checkpoint with `values` applied to the thread's state; return its id."""
+        check_thread_id(thread_id)
         store = self._store()
         loaded = self._load(thread_id, checkpoint_id)
         head = store.get(thread_id)

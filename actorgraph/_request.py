@@ -21,8 +21,8 @@ from actorgraph._errors import ConfigError
 from actorgraph._recorder import DURABILITY, Durability
 from actorgraph._setup import Breakpoints
 from actorgraph._spec import GraphSpec
-from actorgraph._types import NS
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._store import check_thread_id
 from actorgraph.events import Listener
 
 __all__ = [
@@ -119,11 +119,8 @@ class RunRequest:
             msg = f"unknown run keyword(s) {meant}; the keywords are: {', '.join(sorted(_KEYWORDS))}"
             raise ConfigError(msg)
         thread_id = keywords.get("thread_id")
-        if isinstance(thread_id, str) and NS in thread_id:
-            msg = (
-                f"thread_id {thread_id!r} contains {NS!r}, which names the runs of subgraphs; choose another"
-            )
-            raise ConfigError(msg)
+        if thread_id is not None:
+            check_thread_id(thread_id)
         context = keywords.get("context")
         durability = keywords.get("durability")
         before, after = keywords.get("interrupt_before"), keywords.get("interrupt_after")

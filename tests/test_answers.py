@@ -187,3 +187,46 @@ def test_a_claimed_answer_survives_its_process_and_the_next_resume_applies_it(
             app.invoke(ag.Command(resume={question: "hold"}), thread_id="t")
         assert app.invoke(None, thread_id="t").state == {"answer": "ship"}
     assert ledger.read_text().splitlines() == ["ran:ship", "ran:ship"]  # re-run with the claimed answer
+
+
+# -- thread ids ---------------------------------------------------------------------------------------
+
+BAD_IDS = ["", "   ", " t", "t ", "a\nb", "a\x1b[31m", "a\u202eb", "a|b", "x" * 257, 123, None.__class__]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+def test_a_thread_id_that_cannot_be_shown_or_typed_is_refused_everywhere(
+    compile_graph: Any, store: Any, bad: Any
+) -> None:
+    app = compile_graph(ask_twice(), checkpointer=store)
+    calls = [
+        lambda: app.invoke({}, thread_id=bad),
+        lambda: app.start({}, thread_id=bad),
+        lambda: list(app.stream({}, thread_id=bad)),
+        lambda: app.get_state(bad),
+        lambda: app.get_history(bad),
+        lambda: app.update_state(bad, {"answers": []}),
+    ]
+    for call in calls:
+        with pytest.raises(ag.ConfigError, match="thread_id"):
+            call()
+    assert store.threads() == []
+
+
+@pytest.mark.parametrize("tricky", ["x/../victim", "a/b", "..", "%2f", "50%", "#frag", "?q=1", "a\\b", "é ü"])
+def test_printable_thread_ids_work_as_given(compile_graph: Any, store: Any, tricky: str) -> None:
+    app = compile_graph(ask_twice(), checkpointer=store)
+    asked = app.invoke({}, thread_id=tricky).interrupts[0]
+    assert app.get_state(tricky).interrupts[0].id == asked.id
+    assert [t.thread_id for t in store.threads()] == [tricky]
+
+
+@pytest.mark.parametrize("bad", [123, b"t", ""])
+def test_stores_refuse_a_thread_id_that_is_not_a_string(store: Any, bad: Any) -> None:
+    from test_checkpointers import row
+
+    with pytest.raises(ag.ConfigError, match="thread id"):
+        store.put(row(bad, 1), expect_head=None)
+    with pytest.raises(ag.ConfigError, match="thread id"):
+        store.set_metadata(bad, {"k": "v"})
+    assert store.threads() == []

@@ -27,6 +27,7 @@ from actorgraph.checkpoint._store import (
     check_history_limit,
     check_keep,
     check_schema,
+    check_stored_thread_id,
     decode_refs,
     decode_row,
     encode_refs,
@@ -158,6 +159,7 @@ class SqlStore(SqlAnswers, StoreBase):
                 is already stored, or the database failed; nothing was written.
         """
         thread_id, checkpoint_id, sql = row.thread_id, row.checkpoint_id, self.sql
+        check_stored_thread_id(thread_id)
         stamp = now()
         values = (
             thread_id, checkpoint_id, row.parent_id, row.step, row.source, row.status,

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import AnswerRow
-from actorgraph.checkpoint._store import check_metadata, moved_on, now
+from actorgraph.checkpoint._store import check_metadata, check_stored_thread_id, moved_on, now
 
 __all__ = ["SqlAnswers"]
 
@@ -116,6 +116,7 @@ class SqlAnswers:
             ConfigError: a key or value is not a short string.
             CheckpointError: the database failed.
         """
+        check_stored_thread_id(thread_id)
         rows = [(thread_id, k, v) for k, v in check_metadata(values).items()]
 
         def work(conn: Any) -> None:

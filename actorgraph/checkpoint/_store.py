@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,8 @@ __all__ = [
     "check_keep",
     "check_metadata",
     "check_schema",
+    "check_stored_thread_id",
+    "check_thread_id",
     "decode_refs",
     "decode_row",
     "encode_refs",
@@ -135,6 +138,64 @@ def check_keep(keep: int) -> None:
             f"prune(keep={keep}) would delete every checkpoint; keep must be at least 1 "
             f"(the head is always kept). Use delete_thread() to remove a whole thread."
         )
+
+
+THREAD_ID_LIMIT = 256
+"""The longest thread id, in characters."""
+
+# C0 and C1 controls, DEL, and the Unicode marks that reorder or hide text when shown
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def check_thread_id(thread_id: object) -> str:
+    """`thread_id`, once it is a thread id a person can read, type and link to.
+
+    A thread id is a non-empty `str` of at most `THREAD_ID_LIMIT` characters,
+    with no control or invisible characters, no `|` (it names the runs of
+    subgraphs), and no whitespace at either end. Anything else printable is
+    allowed (`/`, `..`, `%`, `#`, `?`, accents): the front ends encode ids
+    wherever they put them.
+
+    Raises:
+        ConfigError: it is not such a string (the message says which rule it breaks).
+    """
+    if not isinstance(thread_id, str):
+        raise ConfigError(
+            f"thread_id must be a string, got {type(thread_id).__name__} {thread_id!r:.60}; "
+            f"pass thread_id=str(...) if you name threads by number"
+        )
+    problem = _thread_id_problem(thread_id)
+    if problem:
+        raise ConfigError(f"thread_id {thread_id!r:.80} {problem}; choose another thread id")
+    return thread_id
+
+
+def check_stored_thread_id(thread_id: object) -> None:
+    """Refuse to store a thread whose id is not a non-empty `str` (the engine's subgraph ids included).
+
+    Raises:
+        ConfigError: it is not.
+    """
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ConfigError(
+            f"a stored thread id must be a non-empty string, got {type(thread_id).__name__} "
+            f"{thread_id!r:.60}; nothing was written"
+        )
+
+
+def _thread_id_problem(thread_id: str) -> str:
+    if not thread_id.strip():
+        return "is empty or only whitespace"
+    if len(thread_id) > THREAD_ID_LIMIT:
+        return f"is {len(thread_id)} characters long (at most {THREAD_ID_LIMIT})"
+    if thread_id != thread_id.strip():
+        return "starts or ends with whitespace"
+    found = _UNSHOWABLE.search(thread_id)
+    if found:
+        return f"contains the control or invisible character U+{ord(found.group()):04X}"
+    if "|" in thread_id:
+        return "contains '|', which names the runs of subgraphs"
+    return ""
 
 
 METADATA_LIMIT = 4096

@@ -24,6 +24,7 @@ from actorgraph.checkpoint._store import (
     check_history_limit,
     check_keep,
     check_metadata,
+    check_stored_thread_id,
     moved_on,
     now,
     prune_plan,
@@ -102,6 +103,7 @@ class MemoryCheckpointer(StoreBase):
             CheckpointError: the head is not `expect_head` (another run advanced the
                 thread), or the checkpoint id is already stored; nothing was written.
         """
+        check_stored_thread_id(row.thread_id)
         row = _own_row(row)
         owned = [_own_write(w) for w in writes]
         with self._lock:
@@ -249,6 +251,7 @@ class MemoryCheckpointer(StoreBase):
 
     def set_metadata(self, thread_id: str, values: Mapping[str, str]) -> None:
         """Record labels of a thread; a key given again is replaced."""
+        check_stored_thread_id(thread_id)
         checked = check_metadata(values)
         with self._lock:
             self._open()

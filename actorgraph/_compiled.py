@@ -112,6 +112,7 @@ class CompiledGraph(Generic[S]):
             launch.future,
             lambda wait: runtime.cancel(launch, wait=wait),
             launch.stopped,
+            launch.started,
         )
         runtime.start(launch)
         return handle

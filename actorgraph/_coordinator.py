@@ -87,10 +87,14 @@ class CoordinatorActor(pykka.ThreadingActor):
         try:
             run = launch.build(launch)
         except Exception as exc:  # noqa: BLE001 - a bad input or an unreadable thread is this run's error
+            with contextlib.suppress(InvalidStateError):
+                launch.started.set_exception(exc)
             settle(launch.future, error=exc)
             self._release(launch)
             _stopped(launch)
             return
+        with contextlib.suppress(InvalidStateError):
+            launch.started.set_result(None)
         self.runs[run.id] = run
         self._step(run.id, lambda r: r.begin(self.actor_ref))
 
@@ -125,6 +129,8 @@ class CoordinatorActor(pykka.ThreadingActor):
 
 def _stopped(launch: Launch) -> None:
     """Tell whoever cancelled the run that its coordinator has let go of it."""
+    with contextlib.suppress(InvalidStateError):
+        launch.started.set_result(None)  # let go before it was built: `result()` says why
     with contextlib.suppress(InvalidStateError):
         launch.stopped.set_result(None)
 

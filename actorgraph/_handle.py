@@ -5,7 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from actorgraph._errors import (
     ActorGraphError,
@@ -51,19 +51,42 @@ class RunHandle(Generic[S]):
         thread_id: the run's thread, or None.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913, PLR0917 - the futures a handle watches, made by `start()`
         self,
         run_id: str,
         thread_id: str | None,
         future: concurrent.futures.Future[RunResult[S]],
         canceller: Callable[[bool], None],
         stopped: concurrent.futures.Future[None],
+        started: concurrent.futures.Future[None] | None = None,
     ) -> None:
         self.run_id = run_id
         self.thread_id = thread_id
         self._future = future
         self._canceller = canceller
         self._stopped = stopped
+        self._started: concurrent.futures.Future[Any] = started if started is not None else future
+
+    def wait_started(self, timeout: float | None = None) -> None:
+        """Wait until the run has read its thread and claimed its answers, before any vertex ran.
+
+        A front end that starts a run in the background calls it to tell the
+        person at once whether their answer was taken: what preparing the run
+        raised (`AlreadyAnsweredError`, `ResumeError`, a thread that cannot be
+        read) is raised here; after it returns, the run goes on by itself.
+
+        Args:
+            timeout: seconds to wait; None waits as long as it takes.
+
+        Raises:
+            RunTimeoutError: the run was not built in time (it still may be).
+            ActorGraphError: preparing the run failed; nothing of it ran.
+        """
+        try:
+            self._started.result(timeout)
+        except concurrent.futures.TimeoutError:
+            msg = f"run {self.run_id} was not started within {timeout} s; it may still start"
+            raise RunTimeoutError(msg) from None
 
     def result(self, timeout: float | None = None) -> RunResult[S]:
         """Wait for the run and return its `RunResult`.

@@ -66,6 +66,8 @@ class Launch:
         future: completed with the run's `RunResult` (or error).
         cancel: set when the run is cancelled.
         stopped: set once the coordinator has let go of the run.
+        started: set once the run is built (its thread read, its answers claimed),
+            or with the error that building it raised.
         coordinator: the coordinator it was given to.
         nested: a subgraph's run, launched by its parent's run on the parent's coordinator.
         run: the run, once built.
@@ -76,6 +78,7 @@ class Launch:
     future: Future[RunResult[Any]] = field(default_factory=Future)
     cancel: Cancellation = field(default_factory=Cancellation)
     stopped: Future[None] = field(default_factory=Future)
+    started: Future[None] = field(default_factory=Future)
     coordinator: Any = None
     nested: bool = False
     run: Any = None

@@ -230,3 +230,18 @@ def test_stores_refuse_a_thread_id_that_is_not_a_string(store: Any, bad: Any) ->
     with pytest.raises(ag.ConfigError, match="thread id"):
         store.set_metadata(bad, {"k": "v"})
     assert store.threads() == []
+
+
+def test_wait_started_tells_at_once_whether_a_background_answer_was_taken(
+    compile_graph: Any, store: Any
+) -> None:
+    app = compile_graph(ask_twice(), checkpointer=store)
+    question = app.invoke({}, thread_id="t").interrupts[0]
+    first = app.start(ag.Command(resume={question.id: "yes"}), thread_id="t", answered_by="ann")
+    first.wait_started(30)
+    second = app.start(ag.Command(resume={question.id: "no"}), thread_id="t", answered_by="bob")
+    with pytest.raises(ag.AlreadyAnsweredError, match="ann"):
+        second.wait_started(30)
+    assert first.result(30).state == {"answers": ["yes"]}
+    with pytest.raises(ag.AlreadyAnsweredError):
+        second.result(30)

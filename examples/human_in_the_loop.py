@@ -89,8 +89,8 @@ def answered_once() -> None:
         app.invoke(answer, thread_id="buy-2")
         try:
             app.invoke(answer, thread_id="buy-2")  # the same request again: a double click, a retry
-        except ag.ResumeError as exc:
-            print(f"second delivery refused: {str(exc)[:61]}...")
+        except ag.AlreadyAnsweredError as exc:  # a ResumeError
+            print(f"second delivery refused: {exc.vertex} {exc.interrupt_id == laptop.id}")
         still = app.get_state("buy-2").interrupts
         print(f"still waiting for: {[pending.value for pending in still]}")
         # --8<-- [end:once]

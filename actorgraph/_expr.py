@@ -1,32 +1,6 @@
-"""Expressions in graph files: a small, safe language for conditions over a run's state.
+"""Expressions in graph files: Python's syntax restricted to reading, computing and comparing values.
 
-Graph files route with expressions such as `flow.score > 60 and not flow.blocked`, in
-Python's syntax restricted to the part below. They are parsed with `ast.parse` and
-checked when the file is loaded, never run by Python: an expression reads values,
-compares and computes; it calls nothing, imports nothing and reaches no attribute.
-
-Values:
-    `flow.KEY`, `flow["KEY"]`      the run's state (a mapping); brackets for keys that are not names.
-    `global.KEY`, `global["KEY"]`  the file's constants (read-only).
-    `X.KEY`, `X["KEY"]`, `X[0]`    item of the mapping or list X (never an attribute); constant key or index.
-    literals                       `"text"`, `12`, `1.5`, `True`, `False`, `None`, `[a, b]`, `(a, b)`.
-
-Operators, with Python's meaning and precedence: `+ - * / // %`, unary `-` and `+`;
-`== != < <= > >=`, chained like Python (`0 < flow.x <= 10`); `in`, `not in`; `is None`,
-`is True`, `is False` and their `is not` (`is` with anything else: use `==`); `and`, `or`,
-`not`, short-circuiting, `and`/`or` giving one of their operands; `a if test else b`,
-evaluating only the chosen branch.
-
-Refused when the file is loaded, at the construct's file, line and column: calls, lambdas,
-comprehensions, f-strings, `:=`, `*x`, `**`, `@`, bitwise operators, dict and set displays, slices,
-non-constant indexes, other names than `flow` and `global`, `flow` or `global` alone, attributes
-of anything but a path from them, keys like `__class__`, keys that the state or the constants do
-not have (when they are known), and more than 2,000 characters, 500 parts or 50 levels of nesting.
-See docs/reference/expressions.md for examples and the messages.
-
-At run time a missing key, a wrong type (`"a" > 1`), a division by zero, `*` repeating text
-or a list into more than 10,000 characters or items, or `%` with text on its left (which
-would format it) raises `RoutingError`, naming the expression and the part that failed.
+Checked when loaded, never run by Python; bounded when evaluated (`MAX_SIZE`): docs/reference/expressions.md.
 """
 
 from __future__ import annotations
@@ -43,21 +17,22 @@ from typing import Any
 
 from actorgraph._errors import ConfigFileError, RoutingError
 
-__all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_REPEAT", "MAX_TEXT", "Expression", "compile_expression"]
+__all__ = ["MAX_DEPTH", "MAX_NODES", "MAX_SIZE", "MAX_TEXT", "Expression", "compile_expression"]
 
 MAX_TEXT = 2_000  # characters of an expression
 MAX_NODES = 500  # values and operations in an expression
 MAX_DEPTH = 50  # levels of nesting
-MAX_REPEAT = 10_000  # characters or items that `*` may make from text or a list
+MAX_SIZE = 100_000  # items and characters in all the values one evaluation builds, nested ones counted
 
 _SCOPES = ("flow", "global")
 _GLOBAL = "_glbl_"  # stands for the keyword `global` while Python parses: same length, same columns
-_FAILURES = (TypeError, ValueError, ArithmeticError, KeyError, IndexError)
-_Scopes = tuple[Mapping[str, Any], Mapping[str, Any]]
+_FAILURES = (TypeError, ValueError, ArithmeticError, KeyError, IndexError, RecursionError)
+_Scopes = tuple[Mapping[str, Any], Mapping[str, Any], list[int]]  # flow, global, how much was built
 _Run = Callable[[_Scopes], Any]  # a part of an expression, ready to evaluate
 _Keys = frozenset[str] | None
 _Build = Callable[[Any, int], _Run]
 _SEQUENCES = (str, bytes, list, tuple)
+_LIMIT = f"the {MAX_SIZE:,} that one evaluation may build in all (lists inside lists counted in full)"
 
 
 def _guard(source: str, function: Callable[..., Any], *args: Any) -> Any:
@@ -67,17 +42,40 @@ def _guard(source: str, function: Callable[..., Any], *args: Any) -> Any:
         raise RoutingError(f"`{source}` raised {type(error).__name__}: {error}") from error
 
 
-def _times(left: Any, right: Any) -> Any:
-    seq, count = (left, right) if isinstance(right, int) else (right, left)
-    if isinstance(seq, _SEQUENCES) and isinstance(count, int) and len(seq) * count > MAX_REPEAT:
-        raise ValueError(f"repeating a {type(seq).__name__} {count:,} times exceeds {MAX_REPEAT:,}")
-    return left * right
-
-
 def _modulo(left: Any, right: Any) -> Any:
     if isinstance(left, (str, bytes)):
         raise TypeError(f"% with a {type(left).__name__} formats text, which expressions do not do")
     return left % right
+
+
+def _size(value: Any, limit: int) -> int:
+    """Items and characters in `value`, those inside it counted, stopping once past `limit`."""
+    total, stack = 0, [value]  # a loop, not recursion: a state may nest deeper than Python recurses
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, (str, bytes, list, tuple, set, frozenset, Mapping)):
+            total += len(item)
+            if total <= limit and not isinstance(item, (str, bytes)):  # never more than `limit` pushed
+                stack.extend([*item.keys(), *item.values()] if isinstance(item, Mapping) else item)
+    return total
+
+
+def _growth(function: Callable[..., Any], limit: int, *values: Any) -> int:
+    """Items and characters `function` would build from `values` (0 for numbers), refused past `limit`."""
+    made, joined = 0, function is operator.add and all(isinstance(value, _SEQUENCES) for value in values)
+    if function is operator.mul:
+        seq, count = values if isinstance(values[1], int) else values[::-1]
+        if isinstance(seq, _SEQUENCES) and isinstance(count, int):
+            made = count * _size(seq, limit // count) if count > 0 else 0
+        elif all(isinstance(value, int) for value in values):  # a product of integers counts its bytes
+            made = sum(value.bit_length() for value in values) // 8
+    elif joined or function in _DISPLAYS:
+        made = 0 if joined else len(values)
+        for value in values:
+            made += _size(value, limit - made)
+    if made > limit:  # refused before it is built
+        raise ValueError(f"it would build {made:,} items and characters, past {_LIMIT}")
+    return made
 
 
 # -- evaluation: each part of an expression is a `partial` of one of these -------------------------
@@ -102,7 +100,9 @@ def _lookup(where: str, target: _Run, key: str | int, scopes: _Scopes) -> Any:
 
 
 def _operation(source: str, function: Callable[..., Any], operands: tuple[_Run, ...], scopes: _Scopes) -> Any:
-    return _guard(source, function, *(operand(scopes) for operand in operands))
+    values, built = tuple(operand(scopes) for operand in operands), scopes[2]
+    built[0] += _guard(source, _growth, function, MAX_SIZE - built[0], *values)
+    return _guard(source, function, *values)
 
 
 def _boolean(source: str, is_and: bool, values: tuple[_Run, ...], scopes: _Scopes) -> Any:
@@ -150,10 +150,10 @@ class Expression:
         """The expression's value for a state (`flow`) and the file's constants (`globals_`).
 
         Raises:
-            RoutingError: a part failed: a missing key, a wrong type, a division by zero.
+            RoutingError: a part failed: a missing key, a wrong type, a division by zero, too much built.
         """
         try:
-            return self._root((flow, globals_))
+            return self._root((flow, globals_, [0]))
         except RoutingError as failure:
             raise RoutingError(f"expression {self.text!r} failed: {failure}") from failure.__cause__
         except _FAILURES as error:  # raised by a value of the state, e.g. a mapping that refuses a lookup
@@ -210,7 +210,7 @@ def _compile(text: str, flow_keys: _Keys, global_keys: _Keys, where: tuple[str, 
 # -- checking and building ----------------------------------------------------------------------
 
 _OPERATORS: dict[type[ast.AST], Callable[..., Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _times, ast.Div: operator.truediv,
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: _modulo,
     ast.Not: operator.not_, ast.USub: operator.neg, ast.UAdd: operator.pos,
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
@@ -218,6 +218,7 @@ _OPERATORS: dict[type[ast.AST], Callable[..., Any]] = {
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
     ast.List: lambda *items: list(items), ast.Tuple: lambda *items: items,
 }  # fmt: skip
+_DISPLAYS = (_OPERATORS[ast.List], _OPERATORS[ast.Tuple])
 _SYMBOLS: dict[type[ast.AST], str] = {
     ast.Pow: "**", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^",
     ast.BitAnd: "&", ast.Invert: "~",

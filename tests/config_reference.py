@@ -24,6 +24,15 @@ returns a `Graph`; every problem is a `ConfigFileError` naming the file, line an
 Unknown fields are errors. Vertex names `__start__` and `__end__` (or `START`, `END`) are
 the ends of the graph. Conditions use the expression language of
 [expressions](expressions.md).
+
+A graph file is code: `fn`, `on_error` and `retry_on` name Python callables, and
+loading the file imports their modules. To load a file you did not write, list the
+modules it may import: `actorgraph.load("flow.yaml", allow_modules=["myapp"])` (also
+`load_string`), or `--allow-module myapp` (`$ACTORGRAPH_ALLOW_MODULES`) on the command
+line; a module outside the list is refused at the line that names it. A file is at most
+1,000,000 bytes of UTF-8, nests at most 100 levels, holds at most 100,000 values with
+its aliases expanded (aliases add at most 10,000) and only plain values (no `!!python`
+tags, no merge keys). See [Graph files are code](../security.md#graph-files-are-code).
 """
 
 

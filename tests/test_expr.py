@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import actorgraph._expr
 from actorgraph._errors import ConfigFileError, GraphValidationError, RoutingError
-from actorgraph._expr import MAX_DEPTH, MAX_NODES, MAX_REPEAT, MAX_TEXT, Expression, compile_expression
+from actorgraph._expr import MAX_DEPTH, MAX_NODES, MAX_SIZE, MAX_TEXT, Expression, compile_expression
 
 STATE: dict[str, Any] = {
     "score": 70,
@@ -389,9 +389,18 @@ RUNTIME_ERRORS: list[tuple[str, dict[str, Any], str]] = [
     ("flow.a + 1", {"a": None}, "raised TypeError: unsupported operand"),
     ("-flow.a", {"a": "text"}, "`-flow.a` raised TypeError"),
     ("1 in flow.a", {"a": 5}, "raised TypeError"),
-    ("flow.a * 10001", {"a": "x"}, f"repeating a str 10,001 times exceeds {MAX_REPEAT:,}"),
-    ("5001 * flow.a", {"a": [1, 2]}, "repeating a list 5,001 times exceeds"),
-    ("(flow.a * 100) * 101", {"a": "x"}, "repeating a str 101 times exceeds"),
+    (
+        "flow.a * 100001",
+        {"a": "x"},
+        f"raised ValueError: it would build 100,001 items and characters, past the {MAX_SIZE:,}",
+    ),
+    ("50001 * flow.a", {"a": [1, 2]}, "it would build 100,002 items and characters"),
+    ("(flow.a * 1000) * 101", {"a": "x"}, "it would build 101,000 items and characters"),
+    (
+        "flow.a * 60000 + flow.a * 60000",
+        {"a": "x"},
+        "`flow.a * 60000` raised ValueError: it would build 60,000",
+    ),
     ("flow.a % 1", {"a": "%d"}, "% with a str formats text, which expressions do not do"),
     ("flow.a and 1", {"a": Ambiguous()}, "`flow.a and 1` raised ValueError: ambiguous"),
     ("flow.a if flow.a else 1", {"a": Ambiguous()}, "raised ValueError: ambiguous"),
@@ -416,8 +425,83 @@ def test_a_state_that_is_not_a_mapping_is_a_routing_error() -> None:
 
 
 def test_repetition_up_to_the_limit_is_fine() -> None:
-    assert len(value("flow.text * 2000")) == 10_000
-    assert value("[0] * 10000", {}) == [0] * MAX_REPEAT
+    assert len(value("flow.text * 20000")) == MAX_SIZE
+    assert value("[0] * 99999", {}) == [0] * (MAX_SIZE - 1)  # the list [0] was built too: one item
+
+
+def deep(levels: int) -> list[Any]:
+    """A list nested `levels` deep, deeper than Python recurses."""
+    nested: list[Any] = []
+    for _ in range(levels):
+        nested = [nested]
+    return nested
+
+
+# what an attacker writes to hang a run or fill its memory: each ends quickly in a RoutingError
+BOMBS: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "[[[0]*10000]*10000]*10000 == flow.x",
+        {"x": 1},
+        "`[[0]*10000]*10000` raised ValueError: it would build",
+    ),
+    ("'a' * 1000000 == flow.x", {"x": 1}, "it would build 1,000,000 items and characters"),
+    ("flow.s * 1000000000000000000000", {"s": "ab"}, "it would build 2,000,000,000,000,000,000,000 items"),
+    (
+        "flow.x * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2",
+        {"x": "ab"},
+        "it would build",
+    ),
+    (
+        "((flow.s + flow.s) + (flow.s + flow.s)) + ((flow.s + flow.s) + (flow.s + flow.s))",
+        {"s": "a" * 20000},
+        "",
+    ),
+    ("[flow.s] * 10000 + [flow.s] * 10000 + [flow.s] * 10000", {"s": "abcd"}, "`[flow.s] * 10000` raised"),
+    (
+        "[flow.big] == [flow.big]",
+        {"big": list(range(10**6))},
+        "`[flow.big]` raised ValueError: it would build",
+    ),
+    ("[flow.a, flow.a, flow.a, flow.a, flow.a, flow.a] == 1", {"a": "x" * 30000}, "it would build 120,006"),
+    ("flow.a == flow.b", {"a": deep(10_000), "b": deep(10_000)}, "raised RecursionError"),
+    ("[flow.a] == 1", {"a": deep(200_000)}, "it would build"),
+    (
+        " * ".join(["flow.n"] * 16),
+        {"n": 10**4000},
+        "items and characters, past",
+    ),  # an integer counts its bytes
+]
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("text", "state", "message"), BOMBS)
+def test_an_expression_that_would_build_too_much_is_a_routing_error_naming_it(
+    text: str, state: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(RoutingError) as caught:
+        compile_expression(text, flow_keys=None, global_keys=frozenset()).evaluate(state, {})
+    assert str(caught.value).startswith(f"expression {text!r} failed: ")
+    assert message in str(caught.value)
+
+
+@pytest.mark.timeout(10)
+def test_what_one_evaluation_builds_is_counted_in_all() -> None:
+    text = "flow.s + flow.s == flow.t"
+    assert value(text, {"s": "a" * 40_000, "t": ""}) is False  # 80,000 built
+    with pytest.raises(RoutingError, match="it would build 60,000 items and characters, past the 100,000"):
+        value("(flow.s + flow.s) + (flow.s + flow.s)", {"s": "a" * 15_000})  # 30,000 + 30,000 + 60,000
+    assert len(value("[flow.a]", {"a": deep(50_000)})[0]) == 1  # measured without recursion
+
+
+@pytest.mark.timeout(10)
+def test_exponentiation_and_deep_nesting_are_refused_when_loaded() -> None:
+    power = refusal("'a' * 10**6 == flow.text")
+    assert (power.line, power.column, power.problem) == (
+        7,
+        23,
+        "the operator ** is not allowed (arithmetic is + - * / // %)",
+    )
+    assert refusal("[" * 900 + "]" * 900).problem.startswith("invalid expression: too many nested")
 
 
 def test_a_lookup_never_reads_attributes() -> None:
@@ -553,8 +637,8 @@ def test_expressions_agree_with_python(pair: Pair, state: dict[str, Any], n: int
     try:
         ours: tuple[str, Any] = ("value", expression.evaluate(state, constants))
     except RoutingError as error:
-        if "exceeds" in str(error) or "formats text" in str(error):
-            return  # the documented differences: no huge repetition, no text formatting with %
+        if "items and characters, past" in str(error) or "formats text" in str(error):
+            return  # the documented differences: no huge values built, no text formatting with %
         ours = ("error", RoutingError)
     kind, expected = _python(python_text, state, constants)
     assert kind == ours[0], (ours_text, ours, expected)

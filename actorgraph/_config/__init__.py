@@ -5,22 +5,26 @@ edges (expressions in `actorgraph._expr`'s safe language), sends, reducers,
 retry / timeout / concurrency per vertex, breakpoints, an optional state schema,
 read-only `global:` constants and each vertex's explicit `inputs`/`outputs`. It
 is checked against `GraphFile` (unknown fields are errors) and every problem is a
-`ConfigFileError` with the file, line and column. `json_schema()` is the format
-as JSON Schema (`actorgraph schema` prints it).
+`ConfigFileError` with the file, line and column. Reading is bounded (`_yaml`: size,
+nesting, aliases, plain values only) and `allow_modules` limits what a file imports.
+`json_schema()` is the format as JSON Schema (`actorgraph schema` prints it).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from actorgraph._config._allow import Allowlist
 from actorgraph._config._build import build_graph
 from actorgraph._config._model import GraphFile
 from actorgraph._config._positions import KEY, Located, combined, read_yaml
+from actorgraph._config._yaml import read_file
 from actorgraph._errors import ConfigFileError
 from actorgraph._graph import Graph
 
@@ -29,32 +33,43 @@ __all__ = ["json_schema", "load", "load_string"]
 _SHOWN = 60  # characters of a wrong value quoted in an error
 
 
-def load(path: str | Path) -> Graph[Any]:
+def load(path: str | Path, *, allow_modules: Iterable[str] | None = None) -> Graph[Any]:
     """The `Graph` a YAML file describes (compile it as any graph).
 
     Modules in the file's folder are importable by name (the folder is added to `sys.path`).
 
+    Args:
+        path: the graph file (at most 1 MB of UTF-8).
+        allow_modules: when given, the only modules (and packages, with the modules
+            under them) the file may import; None imports whatever it names.
+
     Raises:
-        ConfigFileError: the file is missing, not YAML, not the format, or names
-            something that does not import; with the file, line and column.
+        ConfigFileError: the file is missing, not YAML, too large or nested, not the
+            format, names a module outside `allow_modules`, or names something that
+            does not import; with the file, line and column.
+        ConfigError: `allow_modules` is not a list of module names.
     """
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigFileError(f"cannot read the graph file: {exc.strerror or exc}", file=str(path)) from None
-    folder = str(file.resolve().parent)
+    allow = Allowlist(allow_modules)
+    text = read_file(path)
+    folder = str(Path(path).resolve().parent)
     if folder not in sys.path:  # modules next to the file are importable by their names
         sys.path.append(folder)
-    return load_string(text, file=str(path))
+    return _parse(text, str(path), allow)
 
 
-def load_string(text: str, *, file: str = "<string>") -> Graph[Any]:
+def load_string(
+    text: str, *, file: str = "<string>", allow_modules: Iterable[str] | None = None
+) -> Graph[Any]:
     """The `Graph` a YAML text describes; `file` names it in errors.
 
     Raises:
         ConfigFileError: as `load`.
+        ConfigError: as `load`.
     """
+    return _parse(text, file, Allowlist(allow_modules))
+
+
+def _parse(text: str, file: str, allow: Allowlist) -> Graph[Any]:
     located = read_yaml(text, file)
     if not isinstance(located.data, dict):
         raise located.error("a graph file is a mapping with `vertices:` and `edges:`", ())
@@ -62,7 +77,7 @@ def load_string(text: str, *, file: str = "<string>") -> Graph[Any]:
         model = GraphFile.model_validate(located.data)
     except ValidationError as exc:
         raise _problems(exc, located) from None
-    return build_graph(model, located)
+    return build_graph(model, located, allow)
 
 
 def json_schema() -> dict[str, Any]:

@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypedDict
 
+from actorgraph._config._allow import Allowlist, is_module_name
 from actorgraph._config._model import EdgeFile, GraphFile, RetryFile, StateKey, VertexFile
 from actorgraph._config._positions import Located, Path, combined
 from actorgraph._errors import ConfigFileError, GraphValidationError
@@ -25,21 +26,22 @@ _TYPES: Mapping[str, Any] = {"str": str, "int": int, "float": float, "bool": boo
 _ENDS = {"__start__": START, "START": START, "__end__": END, "END": END}
 
 
-def build_graph(model: GraphFile, located: Located) -> Graph[Any]:
-    """The `Graph` a checked file describes.
+def build_graph(model: GraphFile, located: Located, allow: Allowlist) -> Graph[Any]:
+    """The `Graph` a checked file describes, importing only what `allow` allows.
 
     Raises:
-        ConfigFileError: an import path that does not resolve, an expression that
-            does not check, or a graph the builder refuses, at its place in the file.
+        ConfigFileError: an import path that does not resolve or is not allowed, an
+            expression that does not check, or a graph the builder refuses, at its place in the file.
     """
-    builder = _Builder(model, located)
+    builder = _Builder(model, located, allow)
     return builder.graph()
 
 
 class _Builder:
-    def __init__(self, model: GraphFile, located: Located) -> None:
+    def __init__(self, model: GraphFile, located: Located, allow: Allowlist) -> None:
         self.model = model
         self.located = located
+        self.allow = allow
         self.flow_keys = frozenset(model.state) if model.state is not None else None
         self.global_keys = frozenset(model.global_)
 
@@ -109,7 +111,8 @@ class _Builder:
         return out
 
     def _exception(self, name: str, path: Path) -> type[BaseException]:
-        found = getattr(builtins, name, None) if "." not in name and ":" not in name else None
+        plain = name.removeprefix("builtins.")  # builtin exception classes need no import, nor allowing
+        found = getattr(builtins, plain, None) if "." not in plain and ":" not in plain else None
         found = found if found is not None else self._import(name, path)
         if not (isinstance(found, type) and issubclass(found, BaseException)):
             raise self.located.error(f"{name!r} is not an exception class", path)
@@ -119,14 +122,18 @@ class _Builder:
         module_name, colon, attribute = target.partition(":")
         if not colon:
             module_name, _, attribute = target.rpartition(".")
-        if not module_name or not attribute:
+        if not is_module_name(module_name) or not is_module_name(attribute):
             raise self.located.error(f"{target!r} is not an import path: write package.module:name", path)
+        self._allowed(self.allow.refusal(target, module_name), path)
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
             raise self.located.error(
                 f"cannot import module {module_name!r} for {target!r}: {exc}", path
             ) from None
+        except Exception as exc:  # noqa: BLE001 - the module's own code failed while importing
+            problem = f"importing module {module_name!r} for {target!r} raised {type(exc).__name__}: {exc}"
+            raise self.located.error(problem, path) from None
         value: Any = module
         for part in attribute.split("."):
             if not hasattr(value, part):
@@ -134,7 +141,12 @@ class _Builder:
                     f"module {module_name!r} has no {attribute!r} (for {target!r})", path
                 )
             value = getattr(value, part)
+            self._allowed(self.allow.refusal_of_value(target, value), path)
         return value
+
+    def _allowed(self, refusal: str | None, path: Path) -> None:
+        if refusal is not None:
+            raise self.located.error(refusal, path)
 
     def _vertex(self, graph: Graph[Any], vertex: VertexFile, path: Path) -> None:
         fn = self._import(vertex.fn, (*path, "fn"))

@@ -6,11 +6,13 @@ from typing import Any
 
 import yaml
 
+from actorgraph._config._yaml import compose, construct
 from actorgraph._errors import ConfigFileError
 
 __all__ = ["KEY", "Located", "combined", "read_yaml"]
 
 Path = tuple[str | int, ...]
+_LISTED = 50  # problems a message lists in full
 
 
 class Located:
@@ -48,7 +50,9 @@ def combined(found: list[ConfigFileError]) -> ConfigFileError:
     first = found[0]
     if len(found) == 1:
         return first
-    rest = "\n".join(str(other) for other in found[1:])
+    rest = "\n".join(str(other) for other in found[1:_LISTED])
+    if len(found) > _LISTED:  # a file of many wrong values must not make a message as large
+        rest += f"\n... and {len(found) - _LISTED} more"
     return ConfigFileError(
         f"{first.problem}\n({len(found) - 1} more problem(s)):\n{rest}",
         file=first.file,
@@ -58,19 +62,13 @@ def combined(found: list[ConfigFileError]) -> ConfigFileError:
 
 
 def read_yaml(text: str, file: str) -> Located:
-    """Parse `text` (one YAML document) keeping positions; refuse tags, anchors-as-code and bad syntax.
+    """Parse `text` (one YAML document, within `_yaml`'s bounds) keeping the position of every value.
 
     Raises:
-        ConfigFileError: the text is not YAML, holds several documents, or is empty.
+        ConfigFileError: the text is not YAML, holds several documents, is empty, or
+            crosses a bound (size, nesting, aliases, tags); at its line and column.
     """
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-        raise ConfigFileError(f"not valid YAML: {exc.problem}", file=file, line=line, column=column) from None
-    except yaml.YAMLError as exc:
-        raise ConfigFileError(f"not valid YAML: {exc}", file=file) from None
+    node = compose(text, file)
     if node is None:
         msg = "the file is empty; a graph file needs at least `vertices:` and `edges:`"
         raise ConfigFileError(msg, file=file)
@@ -118,7 +116,7 @@ class _Reader:
             raise ConfigFileError(
                 "a mapping key must be a plain value", file=self.file, line=line, column=column
             )
-        return self._constructor.construct_object(node)
+        return construct(node, self._constructor, self.file)
 
 
 def _mark(node: yaml.Node) -> tuple[int, int]:

@@ -15,7 +15,14 @@ from actorgraph import CompiledGraph
 from actorgraph.cli._console import print_json, stderr, stdout
 from actorgraph.cli._exits import DONE, CommandError, describe, guarded, report
 from actorgraph.cli._opened import opened
-from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
+from actorgraph.cli._options import (
+    Output,
+    StoreChoice,
+    allow_modules_option,
+    command,
+    output_options,
+    store_options,
+)
 from actorgraph.cli._target import find
 from actorgraph.draw import render_with_dot
 
@@ -103,6 +110,7 @@ def _check(target: str) -> tuple[CompiledGraph[Any], list[str]]:
     examples=["actorgraph validate flow.yaml", "actorgraph validate myapp.flows:approval --json"],
 )
 @click.argument("target")
+@allow_modules_option
 @output_options
 @guarded
 def validate(*, target: str, out: Output) -> int:

@@ -19,6 +19,8 @@ __all__ = [
     "GraphChoice",
     "Output",
     "StoreChoice",
+    "allow_modules_option",
+    "allowed_modules",
     "command",
     "command_line",
     "graph_option",
@@ -97,19 +99,23 @@ def output_options(fn: Callback) -> Callback:
 
 
 def store_options(fn: Callback) -> Callback:
-    """Add `--db` and `--dsn`, passed to the callback as `store: StoreChoice`."""
+    """Add `--db` and `--dsn`, passed to the callback as `store: StoreChoice` (and `--allow-module`).
+
+    Every command that opens a store may load a graph file, so each takes `--allow-module` too.
+    """
 
     @functools.wraps(fn)
     def callback(*args: Any, db: str, dsn: str | None, **kwargs: Any) -> int:
         store = StoreChoice(db=db, dsn=dsn, given=_given("db") or _given("dsn"))
         return fn(*args, store=store, **kwargs)
 
-    callback = click.option(
+    options = allow_modules_option(callback)
+    options = click.option(
         "--dsn",
         envvar="ACTORGRAPH_DSN",
         metavar="DSN",
         help="A PostgreSQL store instead: postgresql://user@host/db ($ACTORGRAPH_DSN).",
-    )(callback)
+    )(options)
     return click.option(
         "--db",
         envvar="ACTORGRAPH_DB",
@@ -117,7 +123,43 @@ def store_options(fn: Callback) -> Callback:
         show_default=True,
         metavar="PATH",
         help="The SQLite store file ($ACTORGRAPH_DB).",
-    )(callback)
+    )(options)
+
+
+_ALLOWED = "actorgraph.allow_modules"  # where the command's context keeps the list
+
+
+def allow_modules_option(fn: Callback) -> Callback:
+    """Add `--allow-module MODULE` (repeatable, or `$ACTORGRAPH_ALLOW_MODULES`, comma-separated).
+
+    When given, a graph file (TARGET.yaml) may import only these modules and those under them;
+    `allowed_modules()` reads the list where the graph is loaded.
+    """
+    return click.option(
+        "--allow-module",
+        "allow_modules",
+        multiple=True,
+        envvar="ACTORGRAPH_ALLOW_MODULES",
+        metavar="MODULE",
+        expose_value=False,
+        callback=_keep_allowed,
+        help="A graph file may import only this module (and those under it); repeat for more "
+        "($ACTORGRAPH_ALLOW_MODULES, comma-separated).",
+    )(fn)
+
+
+def _keep_allowed(context: click.Context, _option: click.Parameter, values: tuple[str, ...]) -> None:
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    for name in names:
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise click.BadParameter(f"{name!r} is not a module name: write package or package.module")
+    context.meta[_ALLOWED] = tuple(names) if values else None
+
+
+def allowed_modules() -> tuple[str, ...] | None:
+    """The modules a graph file may import in this command (`--allow-module`), or None for any."""
+    context = click.get_current_context(silent=True)
+    return None if context is None else context.meta.get(_ALLOWED)
 
 
 GRAPH_HELP = (

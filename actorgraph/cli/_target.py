@@ -13,6 +13,7 @@ from typing import Any
 
 from actorgraph import CompiledGraph, Graph, load
 from actorgraph.cli._exits import FAILED, CommandError
+from actorgraph.cli._options import allowed_modules
 
 __all__ = ["find"]
 
@@ -39,7 +40,7 @@ def find(target: str) -> Graph[Any] | CompiledGraph[Any]:
 def _from_yaml(path: Path) -> Graph[Any]:
     if not path.is_file():
         raise CommandError(f"no graph file {str(path)!r}: it does not exist or is not a file")
-    return load(path)  # PyYAML and pydantic are imported now, for graph files only
+    return load(path, allow_modules=allowed_modules())  # PyYAML and pydantic are imported now
 
 
 def _import_module(name: str) -> ModuleType:

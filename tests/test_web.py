@@ -43,6 +43,11 @@ def compiled(graph: ag.Graph[Any], store: SqliteCheckpointer) -> ag.CompiledGrap
     return graph.compile(store, context={"dir": os.environ["WEB_TEST_DIR"]})
 
 
+def local(web: Any) -> TestClient:
+    """A test client that names the server as a browser on loopback does (the app refuses other hosts)."""
+    return TestClient(web, base_url="http://127.0.0.1")
+
+
 def field(page: str, name: str) -> str:
     found = re.search(rf'name="{name}" value="([^"]+)"', page)
     assert found, f"no field {name} in the page"
@@ -73,7 +78,7 @@ def test_the_inbox_lists_a_paused_thread_with_its_question(store: SqliteCheckpoi
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "release notes"}, thread_id="notes-1")
         graph.invoke({"topic": "other"}, thread_id="other-2")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         page = client.get("/")
         assert page.status_code == 200
         assert "notes-1" in page.text
@@ -91,7 +96,7 @@ def test_the_inbox_lists_a_paused_thread_with_its_question(store: SqliteCheckpoi
 def test_the_choices_convention_renders_one_button_per_choice(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.choices, store) as graph:
         graph.invoke({}, thread_id="c1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         page = client.get("/threads/c1").text
         buttons = re.findall(r'<button name="choice" value="(\d+)">([^<]*)</button>', page)
         assert buttons == [("0", "ship"), ("1", "hold"), ("2", "{&#34;delay&#34;: 2}")]
@@ -106,7 +111,7 @@ def test_the_choices_convention_renders_one_button_per_choice(store: SqliteCheck
 def test_an_answer_resumes_the_run_in_the_background_until_done(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         answer = {**form(client, "t1"), "json": '{"approved": true}', "name": "Ada"}
         done = client.post("/threads/t1/answer", data=answer, follow_redirects=False)
         assert done.status_code == 303
@@ -123,7 +128,7 @@ def test_an_answer_resumes_the_run_in_the_background_until_done(store: SqliteChe
 def test_bad_json_shows_the_form_again_with_the_error(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         page = client.post("/threads/t1/answer", data={**form(client, "t1"), "json": "{nope"})
         assert page.status_code == 400
         assert 'role="alert">not JSON' in page.text
@@ -134,7 +139,7 @@ def test_bad_json_shows_the_form_again_with_the_error(store: SqliteCheckpointer)
 def test_a_second_answer_is_refused_and_sees_the_first(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         fields = form(client, "t1")
         first = client.post("/threads/t1/answer", data={**fields, "text": "yes", "name": "Ada"})
         assert first.status_code == 200  # followed to the thread page
@@ -147,18 +152,22 @@ def test_a_second_answer_is_refused_and_sees_the_first(store: SqliteCheckpointer
         assert web_graphs.runs("publish") == 1
 
 
-def test_an_answer_after_a_restart_is_refused_by_the_store(store: SqliteCheckpointer) -> None:
+def test_an_answer_after_a_restart_is_refused_naming_the_first_from_the_store(
+    store: SqliteCheckpointer,
+) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         fields = form(client, "t1")
         client.post("/threads/t1/answer", data={**fields, "text": "yes"})
         settled(client, "t1")
-        restarted = TestClient(app(graph))  # a new server: its memory of answers is empty
+        restarted = local(app(graph))  # a new server: its memory of answers is empty
         again = {**fields, "csrf": form_csrf(restarted), "text": "no"}
         refused = restarted.post("/threads/t1/answer", data=again)
-        assert refused.status_code == 409
-        assert "no longer waiting" in refused.text
+        assert refused.status_code == 409  # the store knows who answered: not this server's memory
+        assert "already answered" in refused.text
+        assert "Answered by someone (web inbox, " in refused.text
+        assert "&#34;yes&#34;" in refused.text
 
 
 def form_csrf(client: TestClient) -> str:
@@ -168,7 +177,7 @@ def form_csrf(client: TestClient) -> str:
 def test_two_answers_at_once_apply_exactly_one(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         fields = form(client, "t1")
         codes: list[int] = []
         barrier = threading.Barrier(4)
@@ -195,7 +204,7 @@ def test_a_script_in_an_interrupt_is_shown_as_text(store: SqliteCheckpointer) ->
     attack = "<script>alert('x')</script>"
     with compiled(web_graphs.raw, store) as graph:
         graph.invoke({"question": attack}, thread_id="x1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         for url in ("/", "/threads/x1"):
             page = client.get(url)
             assert "&lt;script&gt;" in page.text
@@ -206,7 +215,7 @@ def test_a_script_in_an_interrupt_is_shown_as_text(store: SqliteCheckpointer) ->
 def test_a_token_is_required_by_header_or_login_cookie(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph, token="s3cret"))  # noqa: S106 - a test token
+        client = local(app(graph, token="s3cret"))  # noqa: S106 - a test token
         for url in ("/", "/runs", "/threads/t1", "/threads/t1/status.json", "/threads/t1/graph.svg"):
             assert client.get(url).status_code == 401, url
         assert client.post("/threads/t1/answer", data={"text": "x"}).status_code == 401
@@ -227,7 +236,7 @@ def test_a_token_is_required_by_header_or_login_cookie(store: SqliteCheckpointer
 def test_a_post_without_the_csrf_token_is_refused(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         fields = form(client, "t1")
         missing = client.post(
             "/threads/t1/answer", data={"interrupt_id": fields["interrupt_id"], "text": "y"}
@@ -242,7 +251,7 @@ def test_a_post_without_the_csrf_token_is_refused(store: SqliteCheckpointer) -> 
 def test_an_oversize_answer_is_refused(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         huge = client.post("/threads/t1/answer", data={**form(client, "t1"), "text": "x" * 70_000})
         assert huge.status_code == 413
         assert graph.get_state("t1").status == "interrupted"
@@ -250,7 +259,7 @@ def test_an_oversize_answer_is_refused(store: SqliteCheckpointer) -> None:
 
 def test_an_unknown_thread_is_404(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
-        client = TestClient(app(graph))
+        client = local(app(graph))
         assert client.get("/threads/nope").status_code == 404
         assert client.get("/threads/nope/status.json").status_code == 404
         assert client.get("/threads/nope/graph.svg").status_code == 404
@@ -265,7 +274,7 @@ def test_a_failed_run_is_listed_and_retried(store: SqliteCheckpointer, tmp_path:
     with compiled(web_graphs.failing, store) as graph:
         with pytest.raises(ag.VertexError):
             graph.invoke({}, thread_id="f1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         runs = client.get("/runs").text
         assert "f1" in runs
         assert "ConnectionError: the service is down" in runs
@@ -286,7 +295,7 @@ def test_a_failed_run_is_listed_and_retried(store: SqliteCheckpointer, tmp_path:
 def test_the_graph_picture_is_served_as_svg(store: SqliteCheckpointer) -> None:
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         assert 'src="/threads/t1/graph.svg"' in client.get("/threads/t1").text
         picture = client.get("/threads/t1/graph.svg")
         assert picture.status_code == 200
@@ -301,7 +310,7 @@ def test_the_app_mounts_under_a_prefix(store: SqliteCheckpointer) -> None:
 
     with compiled(web_graphs.approval, store) as graph:
         graph.invoke({"topic": "x"}, thread_id="t1")
-        client = TestClient(Starlette(routes=[Mount("/inbox", app(graph))]))
+        client = local(Starlette(routes=[Mount("/inbox", app(graph))]))
         page = client.get("/inbox/")
         assert page.status_code == 200
         assert 'href="/inbox/threads/t1"' in page.text
@@ -395,7 +404,7 @@ def test_the_readmes_approval_flow_is_answered_with_plain_words(store: SqliteChe
     examples = Path(__file__).resolve().parent.parent / "examples"
     with ag.load(examples / "approval.yaml").compile(store) as graph:
         graph.invoke({"topic": "release notes"}, thread_id="notes-1")
-        client = TestClient(app(graph))
+        client = local(app(graph))
         assert "yes, or what to change" in client.get("/threads/notes-1").text
         for words, status in (("mention the fix", "interrupted"), ("yes", "done")):
             answer = {**form(client, "notes-1"), "text": words, "name": "Ada"}

@@ -354,3 +354,26 @@ def test_with_a_token_the_browser_logs_in_and_posts_need_the_csrf_token(
     page.get_by_role("button", name="Answer", exact=True).click()
     expect(page.locator("#status")).to_have_text("done", timeout=RUN)
     assert status_of(context, server, "t1")["state"]["answer"] == "ok"
+
+
+def test_tricky_thread_ids_open_and_answer_their_own_thread_in_a_browser(servers: Servers, page: Any) -> None:
+    """Chromium resolves `..` and `.` in paths, splits at `/`, `?` and `#`: the links must survive it."""
+    from playwright.sync_api import expect
+
+    tricky = ["x/../victim", "..", ".", "a/b?c=1#d", "100% ünï\\code"]
+    servers.paused("approval", *[(t, {"topic": t}) for t in [*tricky, "victim"]])
+    server = servers.start("approval")
+
+    for thread_id in tricky:
+        page.goto(f"{server.url}/?status=all")
+        page.get_by_role("link", name=thread_id, exact=True).click()
+        expect(page.get_by_role("heading", level=1)).to_contain_text(f"Thread {thread_id}")
+        expect(page.get_by_text(f"{thread_id}: draft", exact=True)).to_be_visible()
+        page.get_by_label("answer as text").fill(f"yes to {thread_id}")
+        page.get_by_role("button", name="Answer", exact=True).click()
+        expect(page.locator("#status")).to_have_text("done", timeout=RUN)
+        expect(page.get_by_role("heading", level=1)).to_contain_text(f"Thread {thread_id}")
+
+    page.goto(f"{server.url}/")
+    expect(page.get_by_role("link", name="victim", exact=True)).to_be_visible()  # still waiting
+    assert web_graphs.runs("publish") == len(tricky)

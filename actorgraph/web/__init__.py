@@ -13,29 +13,33 @@ An interrupt value `{"question": ..., "choices": [...]}` is answered with one
 button per choice (the chosen one is the answer); any other value with a text
 or a JSON field.
 
-Threat model. Whoever reaches the server can read every thread's state and
-answer its questions, so:
+Threat model (every threat and what stops it: docs/security.md). Whoever
+reaches the server can read every thread's state and answer its questions, so:
 
 - without a token the app admits everyone: serve it on loopback only
   (`actorgraph serve` refuses another address without a token);
+- it answers only requests whose Host is a loopback name, or one of
+  `allow_hosts` (`--allow-host`): 400 otherwise, which stops DNS rebinding;
 - with `token`, every request needs it: `Authorization: Bearer TOKEN`, or the
-  HttpOnly, SameSite=Strict session cookie set by the `/login` form (the cookie
-  holds a keyed hash, not the token); otherwise 401;
-- every POST carries the app's CSRF token (a random secret rendered into its
-  forms, compared in constant time), else 403; forms are at most 64 KiB (413);
-- every value from a state or an interrupt is escaped (Jinja2 autoescape) and a
-  Content-Security-Policy forbids scripts, frames and foreign forms;
+  HttpOnly, SameSite=Strict cookie of a `/login` session (a random id and its
+  keyed hash, not the token); otherwise 401;
+- every POST carries a CSRF token bound to the visitor's session (a keyed hash
+  of it), else 403; forms are read with bounds (URL-encoded UTF-8, 64 KiB: 413,
+  each field once, answers checked): anything else is 400, never applied;
+- every value from a state or an interrupt is escaped (Jinja2 autoescape) and
+  cut to a bounded preview (the whole is a download); a Content-Security-Policy
+  forbids scripts, frames and foreign forms;
+- thread ids are one percent-encoded path segment in every URL, read back from
+  the raw path; a thread the store cannot read is shown as damaged, not a 500;
 - no endpoint reads or writes a file, imports a module or evaluates anything
   the client chooses: answers are JSON or text, choices are picked by index
   among those the interrupt offers;
-- an answer is applied once: a lock per thread, the answers applied so far (in
-  memory), and a check that the question is still pending in the store; the
-  second answer gets 409 and sees the first.
+- an answer is claimed in the store before any vertex runs with it
+  (`RunHandle.wait_started`): a second answer to the question, from here or
+  anywhere, before or after a restart, gets 409 naming who answered and when.
 
-Not covered: TLS (put a reverse proxy in front of a public server), user
-accounts (one token for everyone; the "your name" field is a label, not a
-login), and the answers' record lasting past a restart (the store's pending
-check still refuses a stale answer then).
+Not covered: TLS (put a reverse proxy in front of a public server), and user
+accounts (one token for everyone; the "your name" field is a label, not a login).
 """
 
 from actorgraph.web._app import app

@@ -1,4 +1,13 @@
-"""Access: the token (a bearer header or the session cookie of `/login`), CSRF, and safe headers."""
+"""Access: the token (a bearer header or a login session's cookie), CSRF bound to the session, safe headers.
+
+Every request has a *visitor*: `anonymous` (no token given, or a server
+without a token), `bearer` (the token in an `Authorization` header), or the
+session a `/login` made (`session:<random id>`). The session cookie holds
+`<id>.<mac>`, a random id and its keyed hash (never the token), so it proves a
+login without being one. The CSRF token a page shows is a keyed hash of its
+visitor: a form shown to an anonymous visitor (the login page) does not
+authorize a logged-in person's POST, nor one session's form another's.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +15,18 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
-from urllib.parse import parse_qsl
 
 from starlette.datastructures import Headers
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import HTTPConnection
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["COOKIE", "LIMIT", "Guard", "Guarded", "TooLarge", "read_form"]
+__all__ = ["ANONYMOUS", "COOKIE", "SAFE_HEADERS", "Guard", "Guarded"]
 
 COOKIE = "actorgraph_session"
-LIMIT = 64 * 1024  # bytes of a form: an answer larger than this is refused (413)
+ANONYMOUS = "anonymous"
 _OPEN = ("/login", "/static/")  # what a person without the token may see: the login form, its CSS
-_HEADERS = {
+SAFE_HEADERS = {
     "content-security-policy": (
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'"
     ),
@@ -28,39 +36,54 @@ _HEADERS = {
 }
 
 
-class TooLarge(Exception):  # noqa: N818 - named for the HTTP status it becomes
-    """A request body over `LIMIT`."""
+def _same(given: str, expected: str) -> bool:
+    """Compared in constant time (as bytes: a cookie or a field may hold any character)."""
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode())
 
 
 class Guard:
-    """The secrets of one app: the access token (optional) and the CSRF token forms carry."""
+    """The secrets of one app: the access token (optional) and the key of its sessions and CSRF tokens."""
 
     def __init__(self, token: str | None) -> None:
         self.token = token
-        self.csrf = secrets.token_urlsafe(32)
-        self._session_key = secrets.token_bytes(32)
+        self._key = secrets.token_bytes(32)  # per process: a restart logs everyone out
 
-    def session(self) -> str:
-        """The session cookie's value: proof the token was given, without being the token."""
+    def _mac(self, *parts: str) -> str:
+        return hmac.new(self._key, "\x00".join(parts).encode(), hashlib.sha256).hexdigest()
+
+    def new_session(self) -> str:
+        """A new session cookie's value: a random id and its keyed hash (proof of a login, not the token)."""
         assert self.token is not None  # noqa: S101 - sessions exist only with a token
-        return hmac.new(self._session_key, self.token.encode(), hashlib.sha256).hexdigest()
+        sid = secrets.token_urlsafe(18)
+        return f"{sid}.{self._mac('session', self.token, sid)}"
 
     def token_matches(self, given: str) -> bool:
         """The token, compared in constant time."""
-        return self.token is not None and hmac.compare_digest(given.encode(), self.token.encode())
+        return self.token is not None and _same(given, self.token)
 
-    def csrf_matches(self, form: Mapping[str, str]) -> bool:
-        """The form carries this app's CSRF token (compared in constant time)."""
-        return hmac.compare_digest(form.get("csrf", "").encode(), self.csrf.encode())
-
-    def admits(self, headers: Headers, cookies: Mapping[str, str]) -> bool:
-        """Without a token everyone (on loopback) is admitted; with one, its header or the cookie."""
+    def visitor(self, headers: Headers, cookies: Mapping[str, str]) -> str:
+        """Who the request comes from: a login session, the bearer token, or `anonymous`."""
         if self.token is None:
-            return True
+            return ANONYMOUS
+        sid, dot, mac = cookies.get(COOKIE, "").partition(".")
+        if dot and _same(mac, self._mac("session", self.token, sid)):
+            return f"session:{sid}"
         scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and self.token_matches(given.strip()):
-            return True
-        return hmac.compare_digest(cookies.get(COOKIE, "").encode(), self.session().encode())
+            return "bearer"
+        return ANONYMOUS
+
+    def admits(self, headers: Headers, cookies: Mapping[str, str]) -> bool:
+        """Without a token everyone (on loopback) is admitted; with one, its header or a session."""
+        return self.token is None or self.visitor(headers, cookies) != ANONYMOUS
+
+    def csrf_for(self, connection: HTTPConnection) -> str:
+        """The CSRF token of the request's visitor (what its pages' forms carry)."""
+        return self._mac("csrf", self.visitor(connection.headers, connection.cookies))
+
+    def csrf_matches(self, connection: HTTPConnection, form: Mapping[str, str]) -> bool:
+        """The form carries the CSRF token of the visitor posting it (compared in constant time)."""
+        return _same(form.get("csrf", ""), self.csrf_for(connection))
 
 
 class Guarded:
@@ -77,8 +100,8 @@ class Guarded:
 
         async def send_safely(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                headers.extend((k.encode(), v.encode()) for k, v in _HEADERS.items())
+                headers = [(k, v) for k, v in message.get("headers", []) if k.decode() not in SAFE_HEADERS]
+                headers.extend((k.encode(), v.encode()) for k, v in SAFE_HEADERS.items())
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -110,20 +133,3 @@ def _unauthorized(scope: Scope) -> Response:
         status_code=401,
         headers={"WWW-Authenticate": "Bearer"},
     )
-
-
-async def read_form(request: Request) -> dict[str, str]:
-    """The fields of a URL-encoded form, read up to `LIMIT` bytes.
-
-    Raises:
-        TooLarge: the body is larger than `LIMIT`.
-    """
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > LIMIT:
-        raise TooLarge
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > LIMIT:
-            raise TooLarge
-    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))

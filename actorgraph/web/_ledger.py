@@ -1,54 +1,75 @@
-"""Answers applied exactly once, and the runs the server started, each tracked by its thread.
+"""The runs this server started, one at a time per thread; answers go through the engine's claim.
 
-One lock per thread serialises everything that starts a run on it (answers,
-retries). Under the lock an answer is refused when its interrupt was answered
-already (the record says by whom and with what), when a run of the thread is
-still going, or when the store no longer lists the interrupt as pending (a
-stale form, or an answer given before a restart). Only then is the answer
-recorded and the run started (`CompiledGraph.start`: the request never waits
-for the run).
+Which answer wins is the store's decision, not this server's: `CompiledGraph.start`
+claims the answer in the checkpointer (compare-and-set) before any vertex runs,
+and `RunHandle.wait_started` raises `AlreadyAnsweredError` (who answered, when)
+when another answer was claimed first, by this server, another one or the command
+line, before or after a restart. What the ledger keeps is what only this process
+knows: the runs it started (to show them going, to cancel them, to say why one
+could not go on), and a lock per thread so that it starts one run of a thread at
+a time.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph import ActorGraphError, Command, CompiledGraph, RunHandle, VertexError
+from actorgraph import (
+    ActorGraphError,
+    AlreadyAnsweredError,
+    Command,
+    CompiledGraph,
+    RunHandle,
+    RunTimeoutError,
+    VertexError,
+)
+from actorgraph._text import PREVIEW_CHARS, Preview, dumps, preview
+from actorgraph.checkpoint import Checkpointer
+from actorgraph.checkpoint._load import answer_aad
 
-__all__ = ["Answered", "Ledger", "Refused"]
+__all__ = ["START_WAIT", "Answered", "Ledger", "Refused", "answered"]
+
+START_WAIT = 30.0  # seconds an answer waits for its run to claim it before the page says "still starting"
 
 
 @dataclass(frozen=True, slots=True)
 class Answered:
-    """Who answered an interrupt, with what, and when."""
+    """The answer that won a question, as the store keeps it: who, when, and with what (bounded)."""
 
-    thread_id: str
-    interrupt_id: str
-    value: Any
     by: str
     at: float
+    vertex: str
+    interrupt_id: str
+    value: Preview | None
+    unreadable: str = ""  # why the value could not be read back, if it could not
 
 
-class Refused(Exception):  # noqa: N818 - a refusal, not a failure of the server
-    """An answer or action that is not applied; `answered` is the answer that won, if any."""
+class Refused(ActorGraphError):  # noqa: N818 - a refusal, not a failure of the server
+    """Raised by the ledger for an answer or action it does not apply (a run of the thread is going)."""
 
-    def __init__(self, message: str, answered: Answered | None = None) -> None:
-        super().__init__(message)
-        self.answered = answered
+
+def answered(store: Checkpointer, lost: AlreadyAnsweredError) -> Answered:
+    """The answer that won over `lost`'s, read from the store (its value cut to a preview)."""
+    value, unreadable = None, ""
+    try:
+        row = store.get_answers(lost.thread_id, [lost.interrupt_id]).get(lost.interrupt_id)
+        if row is not None:
+            decoded = store.serializer.loads(row.data, aad=answer_aad(lost.thread_id, lost.interrupt_id))
+            value = preview(dumps(decoded, indent=2), PREVIEW_CHARS)
+    except ActorGraphError as exc:  # a damaged row: who and when are still known
+        unreadable = f"{type(exc).__name__}: {exc}"
+    return Answered(lost.answered_by, lost.answered_at, lost.vertex, lost.interrupt_id, value, unreadable)
 
 
 class Ledger:
-    """The server's memory of answers and runs (in memory: it lasts as long as the process)."""
+    """The runs this server started, by thread (in memory: they last as long as the process)."""
 
     def __init__(self, compiled: CompiledGraph[Any]) -> None:
         self._compiled = compiled
         self._guard = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
-        self._answers: dict[str, Answered] = {}
         self._runs: dict[str, RunHandle[Any]] = {}
         self._failures: dict[str, str] = {}
 
@@ -56,50 +77,44 @@ class Ledger:
         with self._guard:
             return self._locks.setdefault(thread_id, threading.Lock())
 
-    def answered(self, interrupt_id: str) -> Answered | None:
-        """The answer recorded for an interrupt, if this server applied one."""
-        return self._answers.get(interrupt_id)
-
     def running(self, thread_id: str) -> bool:
         """True while a run this server started on the thread is going."""
         handle = self._runs.get(thread_id)
         return handle is not None and not handle.done()
 
     def failure(self, thread_id: str) -> str | None:
-        """Why the last run this server started on the thread could not run (refused by the engine)."""
+        """Why the last run this server started on the thread could not go on (refused by the engine)."""
         return self._failures.get(thread_id)
 
-    def answer(self, thread_id: str, interrupt_id: str, value: Any, by: str) -> Answered:
-        """Apply an answer once and start the run that takes it; the record of it.
+    def answer(self, thread_id: str, interrupt_id: str, value: Any, by: str) -> None:
+        """Start the run that takes the answer, once the store has claimed it for this question.
 
         Raises:
-            Refused: answered already, a run of the thread is going, or the interrupt is not pending.
+            AlreadyAnsweredError: another answer to the question was claimed first (who, when).
+            ResumeError: the question is not waiting for an answer (not pending, another thread's).
+            Refused: a run of the thread that this server started is still going, or the
+                run did not claim the answer within `START_WAIT` (it may still).
+            ActorGraphError: the thread cannot be read (damaged) or the answer stored.
         """
         with self._lock(thread_id):
-            earlier = self._answers.get(interrupt_id)
-            if earlier is not None:
-                raise Refused("already answered", earlier)
             self._refuse_if_running(thread_id)
-            pending = {p.id for p in self._compiled.get_state(thread_id).interrupts}
-            if interrupt_id not in pending:
-                raise Refused("already answered: this question is no longer waiting for an answer")
-            record = Answered(thread_id, interrupt_id, value, by, time.time())
-            self._answers[interrupt_id] = record
-            self._start(thread_id, lambda: Command(resume={interrupt_id: value}))
-            return record
+            command = Command(resume={interrupt_id: value})
+            self._started(thread_id, self._compiled.start(command, thread_id=thread_id, answered_by=by))
 
     def retry(self, thread_id: str) -> None:
         """Resume a failed thread (`invoke(None)`: what failed runs again).
 
         Raises:
             Refused: a run of the thread is going, or its last run did not fail.
+            ActorGraphError: the thread cannot be read, or the run could not start.
         """
         with self._lock(thread_id):
             self._refuse_if_running(thread_id)
             status = self._compiled.get_state(thread_id).status
             if status != "error":
-                raise Refused(f"only a failed run is retried; this thread is {status}")
-            self._start(thread_id, lambda: None)
+                msg = f"only a failed run is retried; this thread is {status}"
+                raise Refused(msg)
+            self._started(thread_id, self._compiled.start(None, thread_id=thread_id))
 
     def cancel(self, thread_id: str) -> bool:
         """Cancel the run this server started on the thread; False if none is going."""
@@ -108,15 +123,28 @@ class Ledger:
 
     def _refuse_if_running(self, thread_id: str) -> None:
         if self.running(thread_id):
-            raise Refused("a run of this thread is going; wait until it stops")
+            msg = "a run of this thread is going; wait until it stops"
+            raise Refused(msg)
 
-    def _start(self, thread_id: str, given: Callable[[], Any]) -> None:
+    def _started(self, thread_id: str, handle: RunHandle[Any]) -> None:
+        """Wait until the run has claimed its answers; keep it if it goes on (what refused it is raised)."""
+        try:
+            handle.wait_started(START_WAIT)
+        except RunTimeoutError:
+            self._keep(thread_id, handle)
+            msg = (
+                f"the run did not start within {START_WAIT:.0f} s (the store is slow); it may still take "
+                f"the answer: reload the thread's page to see"
+            )
+            raise Refused(msg) from None
+        self._keep(thread_id, handle)
+
+    def _keep(self, thread_id: str, handle: RunHandle[Any]) -> None:
         self._failures.pop(thread_id, None)
-        handle = self._compiled.start(given(), thread_id=thread_id)
         self._runs[thread_id] = handle
         handle.future.add_done_callback(lambda future: self._ended(thread_id, future.exception()))
 
     def _ended(self, thread_id: str, error: BaseException | None) -> None:
-        """Keep the reason a run did not start or finish when the store cannot tell it (a refusal)."""
+        """Keep the reason a run did not finish when the store cannot tell it (a refusal)."""
         if isinstance(error, ActorGraphError) and not isinstance(error, VertexError):
             self._failures[thread_id] = f"{type(error).__name__}: {error}"  # a task failure is in the store

@@ -1,4 +1,10 @@
-"""The pages: the inbox, a thread, the runs, and the thread's status (JSON) and picture (SVG)."""
+"""The pages: the inbox, a thread, the runs, and the thread's status (JSON) and picture (SVG).
+
+A thread the store cannot read (a damaged row, a class the serializer does not
+allow) never takes a page down: the inbox lists it as damaged with the error,
+its own page shows the error and its checkpoints, and the other threads are
+served as usual.
+"""
 
 from __future__ import annotations
 
@@ -8,25 +14,50 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import Response
 
 from actorgraph import ActorGraphError, Interrupt, Snapshot, ThreadNotFoundError, VertexResult
-from actorgraph.checkpoint import ThreadInfo
+from actorgraph._text import dumps
+from actorgraph.checkpoint import CheckpointRow, ThreadInfo
+from actorgraph.web._ids import segment
 from actorgraph.web._picture import has_dot, svg
 from actorgraph.web._site import Site, site_of
-from actorgraph.web._values import as_json
+from actorgraph.web._values import as_json, json_bytes, size_text
 
-__all__ = ["STATUSES", "graph_svg", "inbox", "not_found", "runs", "status_json", "thread", "thread_page"]
+__all__ = [
+    "HISTORY",
+    "INBOX_ROWS",
+    "STATUSES",
+    "graph_svg",
+    "inbox",
+    "not_found",
+    "runs",
+    "status_json",
+    "thread",
+    "thread_page",
+]
 
 STATUSES = ("interrupted", "error", "running", "done", "all")
+INBOX_ROWS = 200  # threads the inbox lists at once (search for others)
+HISTORY = 50  # checkpoints a thread page shows (and reads its timeline from)
+STATUS_STATE = 256 * 1024  # characters of a state that status.json carries; larger ones are linked
 
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """A thread in the inbox, with the questions it waits for."""
+    """A thread in the inbox, with the questions it waits for (or why it cannot be read)."""
 
     info: ThreadInfo
     pending: tuple[Interrupt, ...]
+    problem: str = ""
+
+
+def _problem(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _unreadable(info: ThreadInfo, exc: BaseException) -> str:
+    return f"its newest checkpoint {info.head} cannot be read: {_problem(exc)}"
 
 
 def not_found(site: Site, request: Request, thread_id: str) -> Response:
@@ -34,26 +65,35 @@ def not_found(site: Site, request: Request, thread_id: str) -> Response:
     return site.page(request, "missing.html", 404, thread_id=thread_id)
 
 
-def _inbox_rows(site: Site, status: str, q: str) -> list[Waiting]:
+def _row(site: Site, info: ThreadInfo) -> Waiting | None:
+    if info.status != "interrupted":
+        return Waiting(info, ())
+    try:
+        return Waiting(info, site.compiled.get_state(info.thread_id).interrupts)
+    except ThreadNotFoundError:
+        return None  # deleted since it was listed
+    except ActorGraphError as exc:  # damaged: listed with what is wrong, the other rows go on
+        return Waiting(info, (), _unreadable(info, exc))
+
+
+def _inbox_rows(site: Site, status: str, q: str) -> tuple[list[Waiting], int]:
     infos = site.store.threads(status=None if status == "all" else status)
-    rows = []
-    for info in sorted(infos, key=lambda i: i.updated_at, reverse=True):
-        if q and q.lower() not in info.thread_id.lower():
-            continue
-        pending = site.compiled.get_state(info.thread_id).interrupts if info.status == "interrupted" else ()
-        rows.append(Waiting(info, pending))
-    return rows
+    matching = [i for i in infos if not q or q.lower() in i.thread_id.lower()]
+    matching.sort(key=lambda i: i.updated_at, reverse=True)
+    rows = [row for info in matching[:INBOX_ROWS] if (row := _row(site, info)) is not None]
+    return rows, len(matching)
 
 
 async def inbox(request: Request) -> Response:
     """`/`: the threads waiting for an answer (or of `?status=`), newest first, `?q=` searching ids."""
     site = site_of(request)
     status = request.query_params.get("status", "interrupted")
-    q = request.query_params.get("q", "").strip()
+    q = request.query_params.get("q", "").strip()[:256]
     if status not in STATUSES:
-        return PlainTextResponse(f"unknown status {status!r}; one of {', '.join(STATUSES)}", 400)
-    rows = await run_in_threadpool(_inbox_rows, site, status, q)
-    return site.page(request, "inbox.html", rows=rows, status=status, q=q, statuses=STATUSES)
+        message = f"unknown status {status[:40]!r}; one of {', '.join(STATUSES)}"
+        return site.problem(request, 400, "Unknown status", message)
+    rows, found = await run_in_threadpool(_inbox_rows, site, status, q)
+    return site.page(request, "inbox.html", rows=rows, found=found, status=status, q=q, statuses=STATUSES)
 
 
 def _timeline(history: list[Snapshot[Any]]) -> list[tuple[int, VertexResult]]:
@@ -72,19 +112,27 @@ def _timeline(history: list[Snapshot[Any]]) -> list[tuple[int, VertexResult]]:
 def _thread_values(site: Site, thread_id: str) -> dict[str, Any]:
     running = site.ledger.running(thread_id)  # first: a run ending while the store is read shows running
     snapshot = site.compiled.get_state(thread_id)
-    history = site.compiled.get_history(thread_id)
+    history = site.compiled.get_history(thread_id, limit=HISTORY)
     return {
         "thread_id": thread_id,
         "snapshot": snapshot,
         "status": "running" if running else snapshot.status,
         "running": running,
         "history": history,
+        "older": len(history) == HISTORY,
         "timeline": _timeline(history),
-        "answered": {p.id: site.ledger.answered(p.id) for p in snapshot.interrupts},
         "failure": site.ledger.failure(thread_id),
         "has_dot": has_dot(),
         "mermaid": "" if has_dot() else site.compiled.draw_mermaid(thread_id),
     }
+
+
+def _checkpoints(site: Site, thread_id: str) -> list[CheckpointRow] | str:
+    """The thread's checkpoints as stored (not decoded), or why even they cannot be listed."""
+    try:
+        return site.store.history(thread_id, limit=HISTORY)
+    except ActorGraphError as exc:
+        return _problem(exc)
 
 
 async def thread_page(request: Request, thread_id: str, code: int = 200, **more: Any) -> Response:
@@ -94,17 +142,28 @@ async def thread_page(request: Request, thread_id: str, code: int = 200, **more:
         values = await run_in_threadpool(_thread_values, site, thread_id)
     except ThreadNotFoundError:
         return not_found(site, request, thread_id)
+    except ActorGraphError as exc:  # a damaged thread: its page says what is wrong
+        rows = await run_in_threadpool(_checkpoints, site, thread_id)
+        values = {"thread_id": thread_id, "problem": _problem(exc), "checkpoints": rows}
+        return site.page(request, "damaged.html", code, **values)
     return site.page(request, "thread.html", code, **(values | more))
 
 
-async def thread(request: Request) -> Response:
+async def thread(request: Request, thread_id: str) -> Response:
     """`/threads/{id}`: status, questions with their forms, picture, supersteps, state, history."""
-    return await thread_page(request, request.path_params["thread_id"])
+    return await thread_page(request, thread_id)
 
 
-def _status(site: Site, thread_id: str) -> dict[str, Any]:
+def _status(site: Site, thread_id: str, base: str) -> dict[str, Any]:
     running = site.ledger.running(thread_id)  # before the snapshot (see _thread_values)
-    snapshot = site.compiled.get_state(thread_id)
+    try:
+        snapshot = site.compiled.get_state(thread_id)
+    except ThreadNotFoundError:
+        raise
+    except ActorGraphError as exc:
+        return {"thread_id": thread_id, "status": "damaged", "running": running, "error": _problem(exc)}
+    state = as_json(snapshot.state)
+    size = len(dumps(state))
     return {
         "thread_id": thread_id,
         "status": "running" if running else snapshot.status,
@@ -112,17 +171,21 @@ def _status(site: Site, thread_id: str) -> dict[str, Any]:
         "step": snapshot.step,
         "interrupts": [p.id for p in snapshot.interrupts],
         "failure": site.ledger.failure(thread_id),
-        "state": as_json(snapshot.state),
+        "state": state if size <= STATUS_STATE else None,
+        "state_size": size_text(size),
+        "state_url": f"{base}/threads/{segment(thread_id)}/state.json",
     }
 
 
-async def status_json(request: Request) -> Response:
-    """`/threads/{id}/status.json`: what the page polls while a run goes on."""
-    site, thread_id = site_of(request), request.path_params["thread_id"]
+async def status_json(request: Request, thread_id: str) -> Response:
+    """`/threads/{id}/status.json`: what scripts poll while a run goes on (a large state is linked)."""
+    site = site_of(request)
+    base = str(request.scope.get("root_path", "")).rstrip("/")
     try:
-        return JSONResponse(await run_in_threadpool(_status, site, thread_id))
+        found = await run_in_threadpool(_status, site, thread_id, base)
     except ThreadNotFoundError:
-        return JSONResponse({"error": f"no thread {thread_id!r}"}, 404)
+        return Response(json_bytes({"error": f"no thread {thread_id!r}"}), 404, media_type="application/json")
+    return Response(json_bytes(found), media_type="application/json")
 
 
 def _svg(site: Site, thread_id: str) -> bytes:
@@ -130,26 +193,32 @@ def _svg(site: Site, thread_id: str) -> bytes:
     return svg(site.compiled, thread_id)
 
 
-async def graph_svg(request: Request) -> Response:
+async def graph_svg(request: Request, thread_id: str) -> Response:
     """`/threads/{id}/graph.svg`: the graph, each vertex coloured by its last status in the thread."""
-    site, thread_id = site_of(request), request.path_params["thread_id"]
+    site = site_of(request)
     try:
         picture = await run_in_threadpool(_svg, site, thread_id)
     except ThreadNotFoundError:
-        return PlainTextResponse(f"no thread {thread_id!r}", 404)
-    except ActorGraphError as exc:  # no `dot`: the thread page shows the Mermaid text instead
-        return PlainTextResponse(str(exc), 503)
+        return Response(f"no thread {thread_id!r}", 404, media_type="text/plain")
+    except ActorGraphError as exc:  # no `dot`, or a damaged thread: the page says it in words
+        return Response(_problem(exc), 503, media_type="text/plain")
     return Response(picture, media_type="image/svg+xml")
 
 
-def _failures(site: Site) -> tuple[Counter[str], list[tuple[ThreadInfo, list[VertexResult]]]]:
+def _failures(site: Site) -> tuple[Counter[str], list[tuple[ThreadInfo, list[VertexResult], str]]]:
     infos = site.store.threads()
     counts = Counter(info.status for info in infos)
-    failed = []
+    failed: list[tuple[ThreadInfo, list[VertexResult], str]] = []
     for info in infos:
         if info.status == "error":
-            results = site.compiled.get_state(info.thread_id).superstep.results.values()
-            failed.append((info, [r for r in results if r.status == "error"]))
+            try:
+                results = site.compiled.get_state(info.thread_id).superstep.results.values()
+            except ThreadNotFoundError:
+                continue
+            except ActorGraphError as exc:
+                failed.append((info, [], _unreadable(info, exc)))
+                continue
+            failed.append((info, [r for r in results if r.status == "error"], ""))
     return counts, failed
 
 
@@ -157,4 +226,4 @@ async def runs(request: Request) -> Response:
     """`/runs`: how many threads run, failed, are done or wait; the failures with their errors."""
     site = site_of(request)
     counts, failed = await run_in_threadpool(_failures, site)
-    return site.page(request, "runs.html", counts=counts, failed=failed, statuses=STATUSES[:-1])
+    return site.page(request, "runs.html", counts=counts, failed=failed[:INBOX_ROWS], statuses=STATUSES[:-1])

@@ -15,7 +15,14 @@ from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, Unpack
 
 from actorgraph._dataflow import DataFlow, data_flow
 from actorgraph._errors import GraphValidationError
-from actorgraph._options import VertexOptions, check_name, check_option_names, policies_of, resources_of
+from actorgraph._options import (
+    VertexOptions,
+    check_endpoint,
+    check_name,
+    check_option_names,
+    policies_of,
+    resources_of,
+)
 from actorgraph._policy import RetryPolicy
 from actorgraph._types import END, START
 from actorgraph.merge import Merge
@@ -132,7 +139,7 @@ class GraphBuilder(Generic[S]):
         name: str | None = None,
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
         state: type[S] | None = None,
-        returns: Returns = "state",
+        returns: Returns | None = None,
         globals: Mapping[str, Any] | None = None,  # noqa: A002 - the graph file's `global` section
     ) -> None:
         """Start an empty graph.
@@ -147,7 +154,11 @@ class GraphBuilder(Generic[S]):
                 against it, and states have its type.
             returns: what vertices return by default: `"state"` (the whole new
                 state) or `"update"` (only the keys they change, applied to
-                their input through the reducers, as in LangGraph).
+                their input through the reducers, as in LangGraph). Left out,
+                vertices return whole states, and one that returns a mapping
+                missing keys of its input is an `InvalidUpdateError` (so a
+                LangGraph-style partial return never deletes the rest); say
+                `"state"` to let whole-state vertices delete keys by leaving them out.
             globals: read-only constants that vertices' `inputs` name as `global.KEY`.
         """
         if merge is not None and not callable(merge):
@@ -157,7 +168,7 @@ class GraphBuilder(Generic[S]):
         self.name = name or "graph"
         self.retry = policies_of(retry, "Graph(retry=...)")
         self.state = state
-        self.returns = _returns(returns, "Graph(returns=...)")
+        self.returns = _returns(returns, "Graph(returns=...)") if returns is not None else None
         self.globals: Mapping[str, Any] = MappingProxyType(dict(globals or {}))
         self.pause_before: tuple[str, ...] = ()  # compile()'s default breakpoints (a graph file's)
         self.pause_after: tuple[str, ...] = ()
@@ -207,7 +218,15 @@ class GraphBuilder(Generic[S]):
 
         Returns:
             The graph, for chaining.
+
+        Raises:
+            GraphValidationError: an argument that is not a vertex name (or a list
+                of them), an edge into START or out of END, or one added twice.
         """
+        call = f"add_edge({src!r:.60}, {dst!r:.60})"
+        check_endpoint(dst, "target", call)
+        if not isinstance(src, (list, tuple)):
+            check_endpoint(src, "source", call)
         if dst == START:
             msg = f"edge {src!r} -> START: nothing may lead into START"
             raise GraphValidationError(msg)
@@ -220,10 +239,14 @@ class GraphBuilder(Generic[S]):
                 raise GraphValidationError(msg)
             self._edges.append((src, dst))
             return self
-        sources = tuple(src)
-        if not sources or not all(isinstance(s, str) for s in sources):
-            msg = f"add_edge({src!r}, {dst!r}): a join needs a list of vertex names"
+        return self._add_join(tuple(src), dst, call)
+
+    def _add_join(self, sources: tuple[str, ...], dst: str, call: str) -> GraphBuilder[S]:
+        if not sources:
+            msg = f"{call}: a join needs a list of vertex names"
             raise GraphValidationError(msg)
+        for source in sources:
+            check_endpoint(source, "source", call)
         if len(set(sources)) != len(sources):
             msg = f"join {list(sources)} -> {dst!r} lists a source twice"
             raise GraphValidationError(msg)
@@ -257,6 +280,7 @@ class GraphBuilder(Generic[S]):
         Returns:
             The graph, for chaining.
         """
+        check_endpoint(src, "source", f"add_conditional_edges({src!r:.60}, ...)")
         if src == END:
             msg = "add_conditional_edges(END, ...): nothing may leave END"
             raise GraphValidationError(msg)

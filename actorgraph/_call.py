@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from actorgraph._context import Context, InterruptSignal, TaskScope, current_scope
-from actorgraph._errors import InvalidUpdateError, RoutingError
+from actorgraph._errors import ConfigError, InvalidUpdateError, RoutingError
 from actorgraph._types import ErrorInfo, Interrupt
 
 __all__ = ["Call", "Called", "Code", "VertexCode", "call_vertex"]
@@ -155,7 +155,7 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         return Called(returned, value=ctx.value)
     except InterruptSignal as signal:
         return Called(pending=signal.pending, value=ctx.value)
-    except (RoutingError, InvalidUpdateError) as exc:
+    except (RoutingError, InvalidUpdateError, ConfigError) as exc:  # mistakes: retrying cannot help
         return Called(error=ErrorInfo.from_exception(exc, retryable=False), value=ctx.value)
     except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
         return Called(error=ErrorInfo.from_exception(exc), value=ctx.value)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
 
-from actorgraph._errors import ActorGraphError
+from actorgraph._errors import ActorGraphError, ConfigError
 from actorgraph._types import Interrupt
 
 __all__ = ["Context", "InterruptSignal", "interrupt", "interrupt_id", "is_interrupt_id"]
@@ -153,6 +153,13 @@ def interrupt(value: Any) -> Any:
     scope.count += 1
     if index < len(scope.resumes):
         return scope.resumes[index]
+    if scope.line is None:
+        msg = (
+            f"interrupt() in vertex {scope.vertex!r}: this run keeps no checkpoints, so its question "
+            "could never be answered; compile the graph with a checkpointer (MemoryCheckpointer() "
+            "within one process) and pass thread_id=... to invoke"
+        )
+        raise ConfigError(msg)
     pending = Interrupt(
         interrupt_id(scope.thread_id, scope.line, scope.step, scope.task_id, index),
         scope.vertex,

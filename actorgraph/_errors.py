@@ -130,12 +130,13 @@ class MergeConflictError(ActorGraphError):
     def _describe(self) -> str:
         who = f" by vertices {', '.join(self.vertices)}" if self.vertices else ""
         when = f" in superstep {self.step}" if self.step is not None else ""
-        shown = ", ".join(_short(v) for v in self.values[:4])
-        vals = f" (values: {shown})" if shown else ""
+        shown = ", ".join(_short(v) for v in self.values[:_LISTED])
+        more = len(self.values) - _LISTED
+        shown += f", and {more} more" if more > 0 else ""
+        vals = f" ({len(self.values)} values: {shown})" if shown else ""
         return (
             f"merge conflict on key {self.key!r}{who}{when}: the branches changed it to "
-            f"different values{vals}. Give the graph a reducer for this key, e.g. "
-            f"Graph(merge=by_key({{{self.key!r}: replace}})), or change it in one branch only."
+            f"different values{vals}. {_advice(self.key, self.values)}"
         )
 
     def located(self, vertices: Sequence[str], step: int) -> MergeConflictError:
@@ -152,11 +153,46 @@ class MergeConflictError(ActorGraphError):
 
 
 _SHOWN = 40  # characters of a conflicting value shown in a message
+_LISTED = 20  # conflicting values listed in a message
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    text = "<deleted>" if repr(value) == "MISSING" else repr(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+_KEEPS_ALL = (  # (types of every value, reducer, what it keeps)
+    ((list, tuple), "append", "keeps every item every branch appended, each once"),
+    ((bool,), "replace", "keeps the last branch's value (by task order)"),
+    ((int, float), "add", "sums every branch's change"),
+    ((set, frozenset), "union", "keeps every element any branch added"),
+    ((dict,), "merge_dicts", "keeps every branch's sub-key changes"),
+)
+
+
+def _advice(key: str, values: Sequence[object]) -> str:
+    """Which reducer keeps every branch's change to `key`, then what `replace` would drop."""
+    present = [v for v in values if repr(v) != "MISSING"]
+    keeps = next(
+        (
+            (name, what)
+            for types_, name, what in _KEEPS_ALL
+            if present and all(isinstance(v, types_) for v in present)
+        ),
+        None,
+    )
+    replace = f"by_key({{{key!r}: replace}}) keeps only the last branch's value and drops the others' changes"
+    if keeps is None or keeps[0] == "replace":
+        return (
+            f"Give the key a reducer: {replace} (or any binary function f(a, b) that combines "
+            f"two values), or change the key in one branch only."
+        )
+    name, what = keeps
+    return (
+        f"Give the key a reducer that keeps every branch's change: merge=by_key({{{key!r}: {name}}}) "
+        f"(or Annotated[..., {name}] in the state schema) {what}; {replace}. Or change the key "
+        f"in one branch only."
+    )
 
 
 class InvalidUpdateError(ActorGraphError):

@@ -74,7 +74,8 @@ def check_option_names(name: str, given: Mapping[str, Any]) -> None:
 def check_name(name: Any) -> None:
     """Refuse a vertex name that is empty, reserved, or holds a character the engine uses."""
     if not isinstance(name, str) or not name:
-        msg = f"a vertex name must be a non-empty string, got {name!r}"
+        kind = type(name).__name__
+        msg = f"add_vertex({name!r:.60}, ...): a vertex name must be a non-empty string, not {kind}"
         raise GraphValidationError(msg)
     if name in (START, END):
         msg = f"{name!r} is reserved (START / END); choose another vertex name"
@@ -83,6 +84,21 @@ def check_name(name: Any) -> None:
         if mark in name:
             msg = f"vertex name {name!r} contains {mark!r}, which {use} use; choose another name"
             raise GraphValidationError(msg)
+
+
+def check_endpoint(value: Any, role: str, call: str) -> str:
+    """`value` if it can name a vertex, START or END (a non-empty string).
+
+    Raises:
+        GraphValidationError: naming the call and the argument (`role`: "source", "target").
+    """
+    if not isinstance(value, str) or not value:
+        msg = (
+            f"{call}: the {role} must be a vertex name (a non-empty string), START or END, got "
+            f"{type(value).__name__} {value!r:.60}"
+        )
+        raise GraphValidationError(msg)
+    return value
 
 
 def resources_of(name: str, resources: Any) -> dict[str, float] | None:

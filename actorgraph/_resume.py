@@ -22,7 +22,7 @@ from typing import Any
 
 from actorgraph._answers import Answering, answers_for, claimed_only
 from actorgraph._context import is_interrupt_id
-from actorgraph._errors import ActorGraphError, AlreadyAnsweredError, CheckpointError
+from actorgraph._errors import ActorGraphError, AlreadyAnsweredError, CheckpointError, ConfigError
 from actorgraph._inputs import input_state, start_position, updated_state
 from actorgraph._lineage import distinct
 from actorgraph._recorder import Recorder, encode_new_states
@@ -96,8 +96,8 @@ class _Start:
     def setup(self, position: Position, env: TaskEnv, **fields: Any) -> RunSetup:
         request = self.request
         recorder: Recorder | None = fields.get("recorder")
-        # the line names the run's questions: the recorded line, or this run alone
-        line = recorder.origin if recorder is not None else self.run_id
+        # the line names the run's questions; a run that records nothing can ask none
+        line = recorder.origin if recorder is not None else None
         return RunSetup(
             run_id=self.run_id,
             thread_id=request.thread_id,
@@ -121,6 +121,15 @@ def _unrecorded(settings: GraphSettings, input_: Any, start: _Start) -> RunSetup
     if request.checkpoint_id is not None:
         msg = "checkpoint_id=... needs a graph compiled with a checkpointer"
         raise ActorGraphError(msg)
+    stops = request.breakpoints
+    if not request.namespace and (stops.before or stops.after):  # a subgraph's are its parent's business
+        which = "interrupt_before" if stops.before else "interrupt_after"
+        msg = (
+            f"{which}={sorted(stops.before or stops.after)} pauses the run, but this run keeps no "
+            "checkpoints, so it could never be continued; compile the graph with a checkpointer "
+            "(MemoryCheckpointer() within one process) and pass thread_id=... to invoke"
+        )
+        raise ConfigError(msg)
     if input_ is None or (isinstance(input_, Command) and input_.resume is not UNSET):
         input_state(input_)  # raises: nothing to resume or answer without a thread
     env = TaskEnv(

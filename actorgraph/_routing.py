@@ -5,10 +5,10 @@ Pure: reads the graph spec, calls the user's routers, returns `Message`s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from actorgraph._errors import RoutingError
+from actorgraph._errors import InvalidUpdateError, RoutingError
 from actorgraph._spec import GraphSpec, RouterSpec
 from actorgraph._types import END, START, Message, Node, Send
 
@@ -61,6 +61,9 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
             targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
+    for target in targets:
+        if isinstance(target, Send):
+            _check_payload(spec, source, node.state, target)
     out.extend(_to_targets(node, targets, step, task_id, node_id))
     if not out:
         out.append(Message(END, node, task_id, step=step))
@@ -161,6 +164,49 @@ def _checked_target(spec: GraphSpec, target: Any, who: str) -> str:
     known = ", ".join(sorted(spec.vertices))
     msg = f"{who} returned {target!r}, which is not a vertex of the graph (vertices: {known}; or END)"
     raise RoutingError(msg)
+
+
+def _check_payload(spec: GraphSpec, source: str, state: Any, send: Send) -> None:
+    """A whole-state worker's payload must be a state: the worker's output replaces the state.
+
+    An update-returning worker takes any payload as its own input (its update
+    lands on the state the `Send` was made from), and a worker declared
+    `returns="state"` may delete keys on purpose: neither is checked.
+
+    Raises:
+        RoutingError: naming the sender and the worker, and both ways to fix it.
+    """
+    worker = spec.vertices[send.vertex]
+    if worker.returns != "state" or worker.flow is not None or worker.child is not None or worker.may_drop:
+        return
+    problem = _not_a_state(spec, state, send.state)
+    if problem:
+        sender = "START's router" if source == START else f"vertex {source!r}"
+        msg = (
+            f"{sender} sent Send({send.vertex!r}, ...) a payload that is not a whole state ({problem}); "
+            f"vertex {send.vertex!r} returns whole states, so its output would replace the state and "
+            f"lose the rest. Declare add_vertex({send.vertex!r}, ..., returns='update') to give it the "
+            "payload as its own input and apply what it returns to the state (LangGraph's map-reduce), "
+            "or send a whole state ({**state, ...})."
+        )
+        raise RoutingError(msg)
+
+
+def _not_a_state(spec: GraphSpec, state: Any, payload: Any) -> str:
+    """What keeps `payload` from being a whole state beside `state`, or ""."""
+    if spec.schema is not None:
+        try:
+            spec.schema.check(payload, "the payload")
+        except InvalidUpdateError as exc:
+            return str(exc).removeprefix("the payload made a state that does not fit ")
+        return ""
+    if not isinstance(state, Mapping):
+        return ""
+    if not isinstance(payload, Mapping):
+        return f"it is a {type(payload).__name__}, not a mapping like the state"
+    missing = [k for k in state if k not in payload]
+    listed = 10
+    return f"it lacks the state's key(s) {missing[:listed]}" if missing else ""
 
 
 def _checked_send(spec: GraphSpec, send: Send, who: str) -> Send:

@@ -54,6 +54,9 @@ class VertexSpec:
         concurrency: the most actors this vertex runs at once.
         on_error: `handler(state, error)` run after the retries are spent, or None.
         returns: "state" (fn returns the whole new state) or "update" (the keys it changes).
+        may_drop: a whole-state vertex may delete keys by leaving them out of the
+            mapping it returns (`returns="state"` was said, for it or its graph);
+            otherwise leaving keys out is an `InvalidUpdateError`.
         child: for a subgraph vertex, its graph (then `fn` is never called).
         resources: what a worker running it must hold (distributed backends), or None.
         flow: its declared inputs and outputs (`DataFlow`), or None.
@@ -68,6 +71,7 @@ class VertexSpec:
     concurrency: int
     on_error: Callable[..., Any] | None
     returns: str
+    may_drop: bool = True
     child: ChildSpec | None = None
     resources: Mapping[str, float] | None = None
     flow: DataFlow | None = None

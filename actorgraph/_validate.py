@@ -12,7 +12,7 @@ from actorgraph._spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexS
 from actorgraph._types import END, START
 from actorgraph.merge import Merge, by_key, three_way
 
-__all__ = ["GraphValidationWarning", "build_spec", "check_child_checkpointers"]
+__all__ = ["GraphValidationWarning", "build_spec", "check_child_checkpointers", "composed_merge"]
 
 
 class GraphValidationWarning(UserWarning):
@@ -58,14 +58,52 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
         routers={k: tuple(v) for k, v in routers.items()},
         joins=tuple(joins),
         joins_from={k: tuple(v) for k, v in joins_from.items()},
-        merge=graph.merge or _declared_merge(schema),
+        merge=composed_merge(graph.merge, schema),
         schema=schema,
     )
 
 
-def _declared_merge(schema: Schema | None) -> Merge:
-    """The merge a schema declares with `Annotated[type, reducer]`, or the three-way default."""
-    return by_key(schema.reducers) if schema is not None and schema.reducers else three_way
+def composed_merge(merge: Merge | None, schema: Schema | None) -> Merge:
+    """The graph's merge: its `merge=` and its schema's reducers, combined, never one dropping the other.
+
+    - no `merge=`: the schema's `Annotated[type, reducer]` reducers (`by_key`), or `three_way`;
+    - `merge=by_key(...)`: its reducers and the schema's, key by key (a key named
+      by both must have the same reducer), with `by_key`'s `default` for the rest;
+    - a custom `merge=` function: allowed only when the schema declares no
+      reducers (it could not honour them).
+
+    Raises:
+        GraphValidationError: one key with two different reducers, or a custom
+            merge function beside schema reducers.
+    """
+    declared: dict[str, Any] = by_key(schema.reducers).reducers if schema is not None else {}  # type: ignore[attr-defined]
+    if merge is None:
+        return by_key(declared) if declared else three_way
+    if not declared or merge is three_way:
+        if merge is three_way and declared:
+            return by_key(declared)
+        return merge
+    explicit = getattr(merge, "reducers", None)
+    if explicit is None:
+        msg = (
+            f"Graph(state={schema.name if schema else '...'}, merge={getattr(merge, '__name__', merge)!r}): "
+            f"the schema declares reducers for {sorted(declared)}, which a custom merge function "
+            "would ignore; give per-key reducers with merge=by_key({...}) (they combine with the "
+            "schema's), or take the reducers out of the schema"
+        )
+        raise GraphValidationError(msg)
+    for key, reducer in explicit.items():
+        if key in declared and declared[key] is not reducer:
+            msg = (
+                f"key {key!r} has two different reducers: {_name(declared[key])} in the state schema and "
+                f"{_name(reducer)} in merge=by_key(...); keep one of them (a key has one reducer)"
+            )
+            raise GraphValidationError(msg)
+    return by_key({**declared, **explicit}, default=getattr(merge, "default", None))
+
+
+def _name(reducer: Any) -> str:
+    return str(getattr(reducer, "__name__", None) or repr(reducer))
 
 
 class _Names:
@@ -135,7 +173,8 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         destinations=v.destinations,
         concurrency=v.concurrency,
         on_error=v.on_error,
-        returns=v.returns or _subgraph_returns(v) or graph.returns,
+        returns=v.returns or _subgraph_returns(v) or graph.returns or "state",
+        may_drop=(v.returns or _subgraph_returns(v) or graph.returns) == "state",
         child=child,
         resources=v.resources,
         flow=v.flow,

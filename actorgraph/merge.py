@@ -358,6 +358,7 @@ def by_key(reducers: Mapping[str, Any], default: Any = None) -> Merge:
     if default is not None and not callable(default):
         msg = f"by_key: default must be a reducer or None, got {default!r}"
         raise ConfigError(msg)
+    table = {key: _ALIASES.get(reducer, reducer) for key, reducer in table.items()}  # operator.add is add
 
     def merge(base: Any, states: Sequence[Any]) -> Any:
         return _merge_states(base, states, table, default)

@@ -6,10 +6,12 @@ Run it: python examples/map_reduce.py
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import actorgraph as ag
 from actorgraph.merge import Merge, append, by_key, replace
+
+Returns = Literal["state", "update"]
 
 State = dict[str, Any]
 
@@ -32,9 +34,11 @@ def rank(state: State) -> State:
     return {**state, "best": best[0]}
 
 
-def build(merge: Merge | None, worker: Callable[[State], State] = score) -> ag.Graph[State]:
+def build(
+    merge: Merge | None, worker: Callable[[State], State] = score, returns: Returns | None = None
+) -> ag.Graph[State]:
     graph: ag.Graph[State] = ag.Graph(merge=merge, name="map-reduce")
-    graph.add_vertex("score", worker)
+    graph.add_vertex("score", worker, returns=returns)
     graph.add_vertex("rank", rank)
     graph.add_conditional_edges(ag.START, fan_out, ["score"])
     graph.add_edge("score", "rank")
@@ -73,7 +77,32 @@ def score_and_drop(state: State) -> State:
     return new
 
 
+dropping = build(by_key({"scores": append}), worker=score_and_drop, returns="state")  # deletes on purpose
 # --8<-- [end:drop]
+
+
+# --8<-- [start:update]
+def fan_out_items(state: State) -> list[ag.Send]:
+    """LangGraph's map: each Send carries only its item, the worker's own input."""
+    return [ag.Send("score", {"doc": doc}) for doc in state["docs"]]
+
+
+def score_item(item: State) -> State:
+    """An update-returning worker: given its payload, it returns only what it adds to the state."""
+    return {"scores": [(item["doc"], len(item["doc"].split()))]}
+
+
+def build_by_updates() -> ag.Graph[State]:
+    graph: ag.Graph[State] = ag.Graph(merge=by_key({"scores": append}), name="map-reduce")
+    graph.add_vertex("score", score_item, returns="update")  # the payload is its input, not the state
+    graph.add_vertex("rank", rank)
+    graph.add_conditional_edges(ag.START, fan_out_items, ["score"])
+    graph.add_edge("score", "rank")
+    graph.add_edge("rank", ag.END)
+    return graph
+
+
+# --8<-- [end:update]
 
 
 def without_a_reducer() -> None:
@@ -90,16 +119,27 @@ def without_a_reducer() -> None:
     assert conflict.key == "doc"
     assert conflict.vertices == ("score:0", "score:1", "score:2")
 
-    with build(by_key({"scores": append}), worker=score_and_drop).compile() as app:
+    with dropping.compile() as app:
         state = app.invoke({"docs": DOCS, "scores": []}).state
     print("worker drops 'doc':", state["best"])
     assert "doc" not in state
     assert state["best"] == DOCS[1]
 
 
+def by_updates() -> None:
+    # --8<-- [start:run-updates]
+    with build_by_updates().compile() as app:
+        state = app.invoke({"docs": DOCS, "scores": []}).state
+    print("by updates:", sorted(state), state["best"])
+    # --8<-- [end:run-updates]
+    assert state["docs"] == DOCS
+    assert len(state["scores"]) == len(DOCS)
+
+
 def main() -> None:
     with_reducers()
     without_a_reducer()
+    by_updates()
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def report(state: State) -> State:
 def build() -> ag.Graph[State]:
     graph: ag.Graph[State] = ag.Graph(merge=by_key({"scores": append}), name="scoring")
     graph.add_vertex("load", lambda s: s)
-    graph.add_vertex("score", score, concurrency=16)
+    graph.add_vertex("score", score, concurrency=16, returns="state")  # it deletes its "doc"
     # runs on partitions that each hold half a CPU (a GPU would be {"num_gpus": 1})
     graph.add_vertex("report", report, resources={"num_cpus": 0.5})
     graph.add_edge(ag.START, "load")

@@ -37,7 +37,7 @@ def build() -> ag.Graph[State]:
     """Build the flow: split, one `summarize` task per page (Send), then combine."""
     graph: ag.Graph[State] = ag.Graph(merge=by_key({"summaries": append}), name="pages")
     graph.add_vertex("split", split)
-    graph.add_vertex("summarize", summarize)
+    graph.add_vertex("summarize", summarize, returns="update")  # its payload is its own input
     graph.add_vertex("combine", combine)
     graph.add_edge(ag.START, "split")
     graph.add_conditional_edges(

@@ -122,7 +122,7 @@ def test_default_merge_conflict_names_key_vertices_and_superstep(compile_graph: 
 def test_send_map_reduce_keeps_every_result(compile_graph: Compile) -> None:
     g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
     g.add_vertex("split", lambda s: s)
-    g.add_vertex("work", lambda s: {"items": s["items"], "results": [s["item"] ** 2]})
+    g.add_vertex("work", lambda s: {"items": s["items"], "results": [s["item"] ** 2]}, returns="state")
     g.add_vertex("reduce", lambda s: {**s, "total": sum(s["results"])})
     g.add_edge(ag.START, "split")
     g.add_conditional_edges(
@@ -214,7 +214,7 @@ def test_a_vertex_cannot_change_what_another_vertex_sees(compile_graph: Compile)
         seen["nested"] = dict(state["nested"])
         return {"r": 1}
 
-    g: ag.Graph = ag.Graph()
+    g: ag.Graph = ag.Graph(returns="update")
     g.add_vertex("vandal", vandal)
     g.add_vertex("reader", reader)
     for name in ("vandal", "reader"):

@@ -65,7 +65,7 @@ def test_sends_from_two_parallel_senders_count_each_sender_once(compile_graph) -
         item = s.pop("item")
         return {**s, "log": [*s["log"], f"w{item}"], "n": s["n"] + 2**item}
 
-    g.add_vertex("w", work)
+    g.add_vertex("w", work, returns="state")  # it deletes its own "item"
     g.add_edge(ag.START, "a")
     g.add_edge(ag.START, "b")
     g.add_conditional_edges("a", lambda s: [ag.Send("w", {**s, "item": i}) for i in (3, 4)], ["w"])

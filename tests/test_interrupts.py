@@ -30,7 +30,7 @@ def approvals_graph(calls: SharedDict) -> ag.Graph:
 
     g: ag.Graph = ag.Graph(merge=by_key({"verdicts": append}))
     g.add_vertex("prepare", lambda s: s)
-    g.add_vertex("approve", approve)
+    g.add_vertex("approve", approve, returns="update")  # LangGraph's map-reduce: the payload is its input
     g.add_vertex("collect", lambda s: {**s, "done": True})
     g.add_edge(ag.START, "prepare")
     g.add_conditional_edges(

@@ -166,7 +166,7 @@ def test_a_schema_that_is_not_a_class_of_the_three_kinds_is_refused() -> None:
 
 
 def test_without_a_schema_nothing_is_checked(compile_graph) -> None:
-    app = compile_graph(line(None, lambda s: {"words": 3}))
+    app = compile_graph(line(None, lambda s: {"words": 3}, returns="state"))
     assert app.invoke({"topic": "t", "words": 0}).state == {
         "words": 3
-    }  # the dropped key is the user's choice
+    }  # the dropped key is the user's choice, said with returns="state"

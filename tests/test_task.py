@@ -10,7 +10,7 @@ from actorgraph._task import TaskEnv, run_attempt
 from actorgraph._types import Message, Node, Task
 from actorgraph._validate import build_spec
 
-ENV = TaskEnv(node_prefix="t/", thread_id="th")
+ENV = TaskEnv(node_prefix="t/", thread_id="th", line="origin")
 
 
 def one_vertex(fn: Any, **kwargs: Any) -> ag.Graph:

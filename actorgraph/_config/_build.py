@@ -52,7 +52,7 @@ class _Builder:
             lambda: Graph(
                 name=model.name or "graph",
                 state=self._schema(),
-                returns=model.returns or "state",
+                returns=model.returns,
                 retry=self._retry(model.retry, ("retry",)),
                 globals=model.global_,
             ),

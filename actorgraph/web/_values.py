@@ -176,7 +176,7 @@ def _depth(text: str) -> int:
 
 def _no_constant(name: str) -> Any:
     msg = f"{name} is not a JSON number"
-    raise ValueError(msg)
+    raise ConfigError(msg)  # a ValueError: parse_json reports it
 
 
 def parse_json(text: str) -> Any:

@@ -61,7 +61,7 @@ def updated_state(spec: GraphSpec, state: Any, update: Any, who: str, *, replace
         return spec.checked(input_state(update), who)
     if spec.schema is not None and isinstance(update, Mapping):
         spec.schema.check_update(update, who)
-    return spec.checked(apply_update(state, copy_state(update), spec.merge, who=who), who)
+    return spec.checked(apply_update(state, copy_state(update), spec.merge, who=who), who, base=state)
 
 
 def input_state(value: Any) -> Any:

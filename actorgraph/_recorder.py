@@ -249,10 +249,13 @@ class Recorder:
         Returns:
             The new checkpoint id, or None when nothing was written ("exit").
         """
-        if self.durability == "exit" and not pos.done:
-            self.dirty = True
-            self._forget_dead_blobs(pos)
-            return None
+        if self.durability == "exit":
+            if self.dirty:  # a superstep after the unwritten start: the next checkpoint is the loop's
+                self.source = "loop"
+            if not pos.done:
+                self.dirty = True
+                self._forget_dead_blobs(pos)
+                return None
         return self.checkpoint(pos, pauses=pauses)
 
     def checkpoint(self, pos: Position, *, pauses: Iterable[Interrupt] = ()) -> str:

@@ -366,8 +366,7 @@ class Run:
             resumable = self.recorder is not None
             self._fail(raised_for(failed[0], superstep.step, len(failed) - 1, resumable=resumable))
             return
-        interrupts = tuple(r.interrupt for r in superstep.interrupted if r.interrupt is not None)
-        self._resolve("interrupted", current_state(self.pos, self.spec.merge), interrupts)
+        self._resolve("interrupted", current_state(self.pos, self.spec.merge), superstep.questions)
 
     def _finish(self) -> None:
         for join, missing in waiting_joins(self.spec, self.pos):

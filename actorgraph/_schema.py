@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import inspect
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -50,10 +51,7 @@ class Schema:
         """
         self.cls = cls
         self.kind = _kind(cls)
-        try:
-            hints = typing.get_type_hints(cls, include_extras=True)
-        except Exception:  # noqa: BLE001 - unresolvable forward references: check keys only
-            hints = dict(getattr(cls, "__annotations__", {}))
+        hints = _hints(cls)
         self.annotations: dict[str, Any] = {}
         self.reducers: dict[str, Callable[[Any, Any], Any]] = {}
         marked: dict[str, bool] = {}  # key -> Required[...] (True) or NotRequired[...] (False)
@@ -86,18 +84,22 @@ class Schema:
         """The schema class's name, for messages."""
         return self.cls.__name__
 
-    def check(self, state: Any, who: str) -> Any:
+    def check(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` if it fits, as an instance of the schema class for dataclasses and pydantic.
 
         Args:
             state: the state to check.
             who: what made it, for messages ("vertex 'draft'", "the input").
+            base: the checked state `state` was made from, if any. A pydantic
+                model then validates only the values that changed since (each
+                value is validated once, when it enters the state, so a validator
+                that transforms a value does not apply twice).
 
         Raises:
             InvalidUpdateError: naming `who`, the keys and what was expected.
         """
         if self.kind == "pydantic":
-            return self._validated(state, who)
+            return self._validated(state, who, base)
         if self.kind == "dataclass" and isinstance(state, self.cls):
             values: Mapping[str, Any] = {f.name: getattr(state, f.name) for f in dataclasses.fields(self.cls)}
         elif isinstance(state, Mapping):
@@ -139,7 +141,7 @@ class Schema:
             if key in self.annotations and not fits(value, self.annotations[key])
         ]
 
-    def _validated(self, state: Any, who: str) -> Any:
+    def _validated(self, state: Any, who: str, base: Any = None) -> Any:
         from pydantic import ValidationError  # noqa: PLC0415 - only pydantic schemas need it
 
         if isinstance(state, self.cls):
@@ -152,16 +154,83 @@ class Schema:
         if unknown:
             raise self._refusal(who, unknown)
         try:
-            return self.cls.model_validate(data)  # type: ignore[attr-defined]
+            changed = self._changed(data, base)
+            if changed is None:
+                return self.cls.model_validate(data)  # type: ignore[attr-defined]
+            validated = base.model_copy()
+            for name, value in changed.items():  # only the values entering the state now
+                self.cls.__pydantic_validator__.validate_assignment(validated, name, value)  # type: ignore[attr-defined]
+            return validated  # noqa: TRY300 - the refusal below is for both ways
         except ValidationError as exc:
             problems = [
                 f"key {'.'.join(map(str, e['loc']))!r}: {e['msg']} (got {e['input']!r})" for e in exc.errors()
             ]
             raise self._refusal(who, problems) from None
 
+    def _changed(self, data: Mapping[str, Any], base: Any) -> dict[str, Any] | None:
+        """The values of `data` that differ from `base`'s, or None when all must be validated.
+
+        All are validated when there is no validated `base` to start from, the
+        model is frozen (its copy cannot be assigned to), or `data` leaves out a
+        field `base` has (the full validation then says what is missing).
+        """
+        if not isinstance(base, self.cls) or self.cls.model_config.get("frozen"):  # type: ignore[attr-defined]
+            return None
+        old = {name: getattr(base, name) for name in self.cls.model_fields}  # type: ignore[attr-defined]
+        if not old.keys() <= data.keys():
+            return None
+        return {k: v for k, v in data.items() if not _same_value(old.get(k, _ABSENT), v)}
+
     def _refusal(self, who: str, problems: list[str]) -> InvalidUpdateError:
         msg = f"{who} made a state that does not fit the state schema {self.name}: {'; '.join(problems)}"
         return InvalidUpdateError(msg)
+
+
+_ABSENT = object()
+
+
+def _same_value(old: Any, new: Any) -> bool:
+    """Whether a value is the one the state already held (by identity, else by equality)."""
+    if old is new:
+        return True
+    try:
+        return bool(old == new) and type(old) is type(new)
+    except Exception:  # noqa: BLE001 - a value whose __eq__ fails is validated again
+        return False
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved annotations of `cls`.
+
+    Raises:
+        GraphValidationError: an annotation that cannot be resolved (a name that
+            does not exist where the class is defined), naming the field: left
+            as a string it would lose its reducer without a word.
+    """
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception as exc:  # any failure is reported with the field that caused it
+        field, cause = _unresolvable(cls, exc)
+        msg = (
+            f"the state schema {cls.__name__} has a field {field!r} whose annotation cannot be resolved "
+            f"({type(cause).__name__}: {cause}); define or import that name in the module of "
+            f"{cls.__name__} (annotations written as strings, or under `from __future__ import "
+            "annotations`, are resolved there), or the field's reducer and type would be lost"
+        )
+        raise GraphValidationError(msg) from exc
+
+
+def _unresolvable(cls: type, error: Exception) -> tuple[str, Exception]:
+    """The first field of `cls` (or its bases) whose annotation does not resolve, with the error."""
+    for klass in reversed(cls.__mro__):
+        for name, annotation in inspect.get_annotations(klass).items():
+            namespace = {"__annotations__": {name: annotation}, "__module__": klass.__module__}
+            probe = type("_Probe", (), namespace)
+            try:
+                typing.get_type_hints(probe, include_extras=True)
+            except Exception as exc:  # noqa: BLE001 - this is the field
+                return name, exc
+    return "?", error
 
 
 def _kind(cls: Any) -> Kind:

@@ -133,10 +133,16 @@ class GraphSpec:
     merge: Merge
     schema: Schema | None = None
 
-    def checked(self, state: Any, who: str) -> Any:
+    def checked(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` checked against the schema (and given its type); unchanged without one.
+
+        Args:
+            state: the state to check.
+            who: what made it, for messages.
+            base: the checked state it was made from, if any: a pydantic schema
+                validates only the values that changed since.
 
         Raises:
             InvalidUpdateError: the state does not fit the schema.
         """
-        return state if self.schema is None else self.schema.check(state, who)
+        return state if self.schema is None else self.schema.check(state, who, base=base)

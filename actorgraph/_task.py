@@ -315,7 +315,7 @@ def _returned_state(spec: GraphSpec, vertex: VertexSpec, given: Any, returned: A
     if vertex.returns == "update":
         return _updated(spec, given, returned, who)
     _refuse_keyless(spec, who, given, returned)
-    new = spec.checked(returned, who)  # a schema names missing required keys first
+    new = spec.checked(returned, who, base=given)  # a schema names missing required keys first
     if not vertex.may_drop:
         _refuse_dropped(who, given, returned)
     return new
@@ -336,7 +336,7 @@ def _update_base(task: Task, node_in: Node) -> Node:
 def _updated(spec: GraphSpec, state: Any, update: Any, who: str) -> Any:
     if spec.schema is not None and isinstance(update, Mapping):
         spec.schema.check_update(update, who)
-    return spec.checked(apply_update(state, update, spec.merge, who=who), who)
+    return spec.checked(apply_update(state, update, spec.merge, who=who), who, base=state)
 
 
 def _refuse_dropped(who: str, given: Any, returned: Any) -> None:

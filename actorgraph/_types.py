@@ -95,6 +95,13 @@ class Node:
     def __repr__(self) -> str:
         return f"Node({self.id!r})"
 
+    def __eq__(self, other: object) -> bool:
+        """Versions are equal when they are the same version of the thread (ids are unique in it)."""
+        return self is other or (isinstance(other, Node) and self.id == other.id)
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
     @staticmethod
     def child(node_id: str, state: Any, *parents: Node) -> Node:
         """Create a version derived from `parents`."""
@@ -349,6 +356,13 @@ class SuperstepState:
     def interrupted(self) -> tuple[VertexResult, ...]:
         """The tasks that ended in `interrupt`."""
         return tuple(r for r in self.results.values() if r.status == "interrupt")
+
+    @property
+    def questions(self) -> tuple[Interrupt, ...]:
+        """Every question the superstep's interrupted tasks ask (all of a subgraph task's), in task order."""
+        return tuple(
+            q for r in self.interrupted for q in (r.nested or ((r.interrupt,) if r.interrupt else ()))
+        )
 
 
 @dataclass(frozen=True, slots=True)

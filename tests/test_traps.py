@@ -149,3 +149,101 @@ def test_a_join_with_a_bad_source_is_refused_naming_the_call() -> None:
 
 # keep names used only in some tests referenced, for linters
 _ = (append,)
+
+
+# -- 5. schemas keep their meaning ---------------------------------------------------------------------
+
+
+def test_a_schema_annotation_that_cannot_be_resolved_is_refused_naming_the_field(
+    tmp_path: Any, monkeypatch: Any
+) -> None:
+    (tmp_path / "user_schema.py").write_text(  # a module written as users write it: postponed annotations
+        "from __future__ import annotations\n"
+        "import operator\n"
+        "from typing import Annotated, TypedDict\n"
+        "class S(TypedDict):\n"
+        "    items: Annotated[list, operator.add]\n"
+        "    other: Nope\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import user_schema  # type: ignore[import-not-found]
+
+    g: ag.Graph[Any] = ag.Graph(state=user_schema.S)
+    g.add_vertex("a", lambda s: s)
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", ag.END)
+    with pytest.raises(ag.GraphValidationError, match=r"field 'other'.*cannot be resolved.*Nope"):
+        g.compile()
+
+
+def test_a_pydantic_validator_runs_once_per_value() -> None:
+    import pydantic
+
+    class Person(pydantic.BaseModel):
+        name: str
+        visits: int = 0
+
+        @pydantic.field_validator("name")
+        @classmethod
+        def title(cls, value: str) -> str:
+            return f"Validated {value}"
+
+    g: ag.Graph[Any] = ag.Graph(state=Person, returns="update")
+    g.add_vertex("a", lambda s: {"visits": s.visits + 1})
+    g.add_vertex("b", lambda s: s.model_copy(update={"visits": s.visits + 1}), returns="state")
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", ag.END)
+    from actorgraph.checkpoint import MemoryCheckpointer, PickleSerializer
+
+    with g.compile(checkpointer=MemoryCheckpointer(PickleSerializer())) as app:
+        state = app.invoke({"name": "John"}, thread_id="p").state
+        assert state.name == "Validated John" and state.visits == 2
+        app.update_state("p", {"visits": 5})
+        assert app.get_state("p").state.name == "Validated John"
+        app.update_state("p", {"name": "Ann"})  # a new value enters: validated once
+        assert app.get_state("p").state.name == "Validated Ann"
+
+
+# -- 6. results say what the store says -----------------------------------------------------------------
+
+
+def test_a_result_lists_every_question_of_a_subgraph_task(compile_graph: Any, store: Any) -> None:
+    inner: ag.Graph[Any] = ag.Graph(merge=by_key({"answers": append}))
+    for name in ("left", "right"):
+        inner.add_vertex(name, lambda s, n=name: {**s, "answers": [ag.interrupt(f"{n}?")]})
+        inner.add_edge(ag.START, name)
+        inner.add_edge(name, ag.END)
+    outer: ag.Graph[Any] = ag.Graph()
+    outer.add_vertex("ask", inner)
+    outer.add_edge(ag.START, "ask")
+    outer.add_edge("ask", ag.END)
+    app = compile_graph(outer, checkpointer=store)
+    result = app.invoke({"answers": []}, thread_id="q")
+    assert sorted(i.value for i in result.interrupts) == ["left?", "right?"]
+    assert result.interrupts == app.get_state("q").interrupts
+
+
+def test_durability_exit_labels_the_final_checkpoint_as_the_loop_s(compile_graph: Any, store: Any) -> None:
+    g: ag.Graph[Any] = ag.Graph()
+    g.add_vertex("a", lambda s: {**s, "n": 1})
+    g.add_vertex("b", lambda s: {**s, "n": 2})
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "b")
+    g.add_edge("b", ag.END)
+    app = compile_graph(g, checkpointer=store)
+    app.invoke({"n": 0}, thread_id="e", durability="exit")
+    assert [(s.source, s.step) for s in app.get_history("e")] == [("loop", 2)]
+
+
+def test_two_snapshots_of_one_checkpoint_compare_equal(compile_graph: Any, store: Any) -> None:
+    g: ag.Graph[Any] = ag.Graph()
+    g.add_vertex("x", lambda s: s)
+    g.add_vertex("ask", lambda s: {**s, "a": ag.interrupt("q")})
+    for name in ("x", "ask"):
+        g.add_edge(ag.START, name)
+        g.add_edge(name, ag.END)
+    app = compile_graph(g, checkpointer=store)
+    app.invoke({"n": 1}, thread_id="s")
+    assert app.get_state("s") == app.get_state("s")
+    assert app.get_history("s") == app.get_history("s")

@@ -74,11 +74,7 @@ class Loaded:
     @property
     def asked(self) -> tuple[Interrupt, ...]:
         """Every question of the pending superstep not yet run with an answer, claimed or not."""
-        waiting: list[Interrupt] = []
-        for r in self.pending.values():
-            if r.status == "interrupt":
-                waiting.extend(r.nested or ((r.interrupt,) if r.interrupt else ()))
-        return (*waiting, *self.pauses)
+        return (*self.superstep.questions, *self.pauses)
 
     @property
     def interrupts(self) -> tuple[Interrupt, ...]:

@@ -36,8 +36,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         step: the superstep the messages are sent in.
         task_id: the sending task.
         node_id: the id prefix for the versions of `Send` states.
-        goto: targets from `Command(goto=...)`.
-        ctx: the task's `Context`, for routers that take it.
+        goto: targets from `Command(goto=...)`; `ctx`: the task's `Context`, for routers that take it.
         static: False to send only to `goto`, ignoring the source's edges and
             routers (a run started with `Command(goto=...)`).
 
@@ -47,8 +46,8 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         to END, so it still counts toward the run's result.
 
     Raises:
-        RoutingError: a router raised, returned None, or named an unknown target,
-            or a goto left the vertex's destinations.
+        RoutingError: a router raised, returned None or named an unknown target, a
+            goto left the vertex's destinations, or a `Send` gave a whole-state worker a partial state.
     """
     out: list[Message] = []
     targets: list[str | Send] = []
@@ -61,9 +60,8 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
             targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
-    for target in targets:
-        if isinstance(target, Send):
-            _check_payload(spec, source, node.state, target)
+    for send in (t for t in targets if isinstance(t, Send)):
+        _check_payload(spec, source, node.state, send)
     out.extend(_to_targets(node, targets, step, task_id, node_id))
     if not out:
         out.append(Message(END, node, task_id, step=step))

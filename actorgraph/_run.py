@@ -209,13 +209,8 @@ class Run:
                 self._dispatch(rerun, attempt, failure=failure, answers=answers)
 
     def _breakpoint(self, task: Task) -> VertexResult:
-        pending = Interrupt(
-            interrupt_id(self.thread_id, self.env.line, task.step, task.id, -1),
-            task.vertex,
-            None,
-            task.id,
-            "before",
-        )
+        asked = interrupt_id(self.thread_id, self.env.line, task.step, task.id, -1)
+        pending = Interrupt(asked, task.vertex, None, task.id, "before")
         return VertexResult(
             task.id, task.vertex, "interrupt", interrupt=pending, attempts=0, inputs=task.inputs
         )

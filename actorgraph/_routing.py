@@ -36,14 +36,14 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         step: the superstep the messages are sent in.
         task_id: the sending task.
         node_id: the id prefix for the versions of `Send` states.
-        goto: targets from `Command(goto=...)`; `ctx`: the task's `Context`, for routers that take it.
+        goto: targets from `Command(goto=...)`.
+        ctx: the task's `Context`, for routers that take it.
         static: False to send only to `goto`, ignoring the source's edges and
             routers (a run started with `Command(goto=...)`).
 
     Returns:
-        The messages, in order: plain edges, joins, routers, goto. A state that
-        every way out leaves unsent (a router's empty list of `Send`s, say) goes
-        to END, so it still counts toward the run's result.
+        The messages, in order: plain edges, joins, routers, goto; a state no way
+        out sends (no `Send` in a router's list, say) goes to END, to count in the result.
 
     Raises:
         RoutingError: a router raised, returned None or named an unknown target, a

@@ -53,9 +53,8 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
     targets: list[str | Send] = []
     if static:
         out.extend(Message(t, node, task_id, step=step) for t in spec.edges.get(source, ()))
-        out.extend(
-            Message(j.target, node, task_id, step=step, join=j.id) for j in spec.joins_from.get(source, ())
-        )
+        joins = spec.joins_from.get(source, ())
+        out.extend(Message(j.target, node, task_id, step=step, join=j.id) for j in joins)
         for router in spec.routers.get(source, ()):
             targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
     if goto:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import InvalidStateError
 from typing import Any
 
@@ -54,21 +55,15 @@ class CoordinatorActor(pykka.ThreadingActor):
 
     def _die(self, exc: BaseException) -> None:
         """Fail this coordinator's runs (they stay resumable from their checkpoints) and stop."""
-        self.pool.forget(self)
-        for run in list(self.runs.values()):
-            resume = (
-                "resume the thread with invoke(None, thread_id=...)"
-                if run.recorder is not None
-                else "the run kept no checkpoint: run it again"
-            )
-            failure = ActorGraphError(
+
+        def failure(resume: str) -> ActorGraphError:
+            error = ActorGraphError(
                 f"the coordinator driving this run died ({type(exc).__name__}: {exc}); {resume}"
             )
-            failure.__cause__ = exc
-            run.crash(failure)
-            _stopped(run.launch)
-            run.deliver()
-        self.runs.clear()
+            error.__cause__ = exc
+            return error
+
+        self._end_all(failure)
         self.stop()
 
     def _receive(self, message: Any) -> None:
@@ -100,12 +95,29 @@ class CoordinatorActor(pykka.ThreadingActor):
 
     def on_stop(self) -> None:
         """Fail the runs still going (the graph is being closed, or someone stopped us)."""
+        self._end_all(lambda resume: ActorGraphError(f"{CLOSED} {resume}"))
+
+    def _end_all(self, failure: Callable[[str], ActorGraphError]) -> None:
+        """Fail every run given to this coordinator, built or not: nobody waiting on one is left waiting.
+
+        `failure(resume)` makes a run's error; `resume` says how to go on. A
+        run's launch still in the inbox is dropped when the actor stops, so it
+        is failed here too.
+        """
         self.pool.forget(self)
         for run in list(self.runs.values()):
-            run.crash(ActorGraphError("the compiled graph was closed while this run was going"))
+            error = failure(_resume_hint(run.recorder is not None))
+            with contextlib.suppress(BaseException):  # a failing crash must not keep the others waiting
+                run.crash(error)
             _stopped(run.launch)
-            run.deliver()
+            if run.closed:
+                run.deliver()
+            else:
+                settle(run.launch.future, error=error)
         self.runs.clear()
+        for launch in self.pool.orphans(self):
+            _unbuilt(launch, failure(_resume_hint(recorded=None)))
+            _stopped(launch)
 
     def _step(self, run_id: str, action: Any) -> None:
         run = self.runs.get(run_id)
@@ -124,7 +136,26 @@ class CoordinatorActor(pykka.ThreadingActor):
     def _release(self, launch: Launch) -> None:
         """A run ended here: one fewer for the pool to count (a subgraph's run was never counted)."""
         if not launch.nested:
-            self.pool.release(self)
+            self.pool.release(self, launch)
+
+
+CLOSED = "the compiled graph was closed while this run was going; compile the graph again and"
+
+
+def _resume_hint(recorded: bool | None) -> str:
+    """How to go on with a run its coordinator let go of (`recorded`: None when unknown, not built)."""
+    if recorded is None:
+        return "resume its thread with invoke(None, thread_id=...) if it keeps checkpoints, else run it again"
+    if recorded:
+        return "resume its thread with invoke(None, thread_id=...)"
+    return "run it again (it kept no checkpoint)"
+
+
+def _unbuilt(launch: Launch, error: BaseException) -> None:
+    """Fail a run its coordinator may never get to: its future, and `wait_started()` if it was not built."""
+    settle(launch.future, error=error)
+    with contextlib.suppress(InvalidStateError):
+        launch.started.set_exception(error)
 
 
 def _stopped(launch: Launch) -> None:
@@ -143,6 +174,7 @@ class CoordinatorPool:
         self._lock = threading.Lock()
         self._load: dict[CoordinatorActor, int] = {}
         self._all: list[CoordinatorActor] = []
+        self._live: dict[str, tuple[Launch, CoordinatorActor]] = {}  # by run id: given, not yet ended
         self._closed = False
 
     def assign(self, launch: Launch) -> None:
@@ -160,23 +192,48 @@ class CoordinatorPool:
             else:
                 chosen = min(self._load, key=self._load.__getitem__)
             self._load[chosen] = self._load.get(chosen, 0) + 1
+            self._live[launch.run_id] = (launch, chosen)
         launch.coordinator = chosen.actor_ref
         try:
             chosen.actor_ref.tell(StartRun(launch))
-        except pykka.ActorDeadError:  # stopped from outside (ActorRegistry.stop_all)
+        except pykka.ActorDeadError:  # stopped from outside (ActorRegistry.stop_all), or closed meanwhile
             self.forget(chosen)
-            self.assign(launch)
+            with self._lock:
+                self._live.pop(launch.run_id, None)
+            if not launch.future.done():  # else the stopping coordinator failed it already
+                self.assign(launch)
 
     def forget(self, coordinator: CoordinatorActor) -> None:
         """Stop handing runs to a coordinator that has stopped."""
         with self._lock:
             self._load.pop(coordinator, None)
 
-    def release(self, coordinator: CoordinatorActor) -> None:
-        """A run on `coordinator` ended."""
+    def release(self, coordinator: CoordinatorActor, launch: Launch) -> None:
+        """The run of `launch` on `coordinator` ended."""
         with self._lock:
+            self._live.pop(launch.run_id, None)
             if coordinator in self._load:
                 self._load[coordinator] = max(0, self._load[coordinator] - 1)
+
+    def orphans(self, coordinator: CoordinatorActor) -> list[Launch]:
+        """The unended launches given to `coordinator`, which is stopping: the caller ends them."""
+        with self._lock:
+            mine = [rid for rid, (_, owner) in self._live.items() if owner is coordinator]
+            return [self._live.pop(rid)[0] for rid in mine]
+
+    def abandon(self, error: Callable[[], BaseException]) -> int:
+        """Fail every run still given to a coordinator with `error()` (after `stop()`); return how many.
+
+        A coordinator stuck in a call (a store that does not answer) cannot fail
+        its runs itself; their callers are released here instead, and the
+        coordinator finds them settled when it gets to them.
+        """
+        with self._lock:
+            launches = [launch for launch, _ in self._live.values()]
+            self._live.clear()
+        for launch in launches:
+            _unbuilt(launch, error())
+        return len(launches)
 
     def cancel(self, launch: Launch) -> None:
         """Stop a run: nothing new starts from now on; its coordinator lets go of it soon after."""

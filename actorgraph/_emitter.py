@@ -62,7 +62,9 @@ class Emitter:
             if kinds is None or type(event) in kinds:
                 try:
                     listener(event)
-                except Exception:  # noqa: BLE001 - a broken listener must not break the run
+                except BaseException:  # noqa: BLE001 - a broken listener must not break the run
+                    # not even with SystemExit or KeyboardInterrupt: on a coordinator's thread
+                    # nobody would catch them, and the run (and its stream) would never end
                     who = repr(listener)
                     log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
 

@@ -15,6 +15,7 @@ from actorgraph._backend import THREADS, Backend
 from actorgraph._children import ChildRunner, Launcher
 from actorgraph._clock import Clock
 from actorgraph._coordinator import CoordinatorPool
+from actorgraph._errors import ActorGraphError
 from actorgraph._handle import STOP_WAIT
 from actorgraph._log import log
 from actorgraph._messages import Order
@@ -138,8 +139,11 @@ class Runtime:
         deadline = time.monotonic() + timeout
         threads = self.coordinators.stop()
         actors = self._stop_actors()
+        grace = min(deadline, time.monotonic() + _GRACE)
+        _join(threads, grace)  # the coordinators fail their runs as they stop
+        self.coordinators.abandon(self._closed_error)  # the runs of a coordinator stuck in a call
         threads.extend(a.thread for _, a in actors if a.thread is not None)
-        _join(threads, min(deadline, time.monotonic() + _GRACE))
+        _join(threads, grace)
         busy = [(name, a) for name, a in actors if a.busy]
         if busy and time.monotonic() < deadline:
             left = max(0.0, deadline - time.monotonic())
@@ -159,6 +163,12 @@ class Runtime:
                 log("warning", "stuck vertex actor", vertex=name, stack=_stack(actor.thread))
         if timer is not None:
             timer.close()
+
+    def _closed_error(self) -> ActorGraphError:
+        return ActorGraphError(
+            f"graph {self.spec.name!r} was closed while this run was going; compile the graph again and "
+            "resume its thread with invoke(None, thread_id=...) if it keeps checkpoints, else run it again"
+        )
 
     def _stop_actors(self, path: str = "") -> list[tuple[str, VertexActor]]:
         """Stop the vertex actors of this graph and of its subgraphs; return them by vertex path."""

@@ -3,6 +3,11 @@
 A stream subscribes a listener to the run's events and hands each wanted item
 to the consumer through a queue; the consumer sees items as they happen, not at
 the end. Leaving the loop early cancels the run.
+
+A stream ends when the run's future is settled, not when an event says so: a
+run that fails before it has a single event (a bad input, a START router that
+fails, an unreadable thread), a cancelled run and a run whose graph is closed
+all settle it, so every stream ends, with the run's error when it failed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Any, Final
 from actorgraph._errors import ActorGraphError
 from actorgraph._handle import RunHandle
 from actorgraph._types import NS
-from actorgraph.events import Custom, Event, RunFinished, SuperstepCommitted, TaskFinished
+from actorgraph.events import Custom, Event, SuperstepCommitted, TaskFinished
 
 __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
 
@@ -30,7 +35,7 @@ _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
 }
 
 _SKIP: Final = object()
-_CLOSED: Final = object()  # the run ended (RunFinished): the consumer collects the result
+_CLOSED: Final = object()  # the run's future is settled: the consumer collects the result
 
 
 def parse_modes(mode: str | Sequence[str]) -> tuple[tuple[str, ...], bool]:
@@ -74,7 +79,7 @@ class StreamSink:
         self.subgraphs = subgraphs
         wanted = [_KINDS[m] for m in modes]
         self.kinds: frozenset[type[Event]] | None = (
-            None if any(k is None for k in wanted) else frozenset({RunFinished}).union(*wanted)  # type: ignore[arg-type]
+            None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
         )
 
     def __call__(self, event: Event) -> None:
@@ -90,8 +95,6 @@ class StreamSink:
                 self.put((path, mode, item) if self.pairs else (path, item))
             else:
                 self.put((mode, item) if self.pairs else item)
-        if isinstance(event, RunFinished) and not namespace:
-            self.put(_CLOSED)
 
 
 class Mailbox:
@@ -132,6 +135,19 @@ class Mailbox:
         return bool(self.items) or not hot
 
 
+def _started(
+    start: Callable[[StreamSink], RunHandle[Any]], sink: StreamSink, mailbox: Mailbox
+) -> RunHandle[Any]:
+    """Start the run with `sink`; the mailbox closes when the run's future is settled, however it ends.
+
+    The run's last items are put before its future is settled (both on the
+    coordinator's thread), so they reach the consumer before the close does.
+    """
+    handle = start(sink)
+    handle.future.add_done_callback(lambda _: mailbox.put(_CLOSED))
+    return handle
+
+
 def stream_items(
     start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str], *, subgraphs: bool = False
 ) -> Iterator[Any]:
@@ -139,7 +155,7 @@ def stream_items(
     modes, pairs = parse_modes(mode)
     ready = threading.Event()
     mailbox = Mailbox(ready.set)
-    handle = start(StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs))
+    handle = _started(start, StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs), mailbox)
     hot = False
     try:
         while True:
@@ -188,7 +204,7 @@ async def astream_items(
             loop.call_soon_threadsafe(ready.set)
 
     mailbox = Mailbox(wake)
-    handle = start(StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs))
+    handle = _started(start, StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs), mailbox)
     hot = False
     try:
         while True:

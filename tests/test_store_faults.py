@@ -156,6 +156,18 @@ def test_the_session_carries_the_timeouts_and_keepalives(postgres_db: str) -> No
         assert store._query("showing settings", show) == ("7s", "9s", "4")
 
 
+def test_the_session_carries_the_tcp_user_timeout_in_milliseconds(postgres_db: str) -> None:
+    def user_timeout(conn: psycopg.Connection[Any]) -> str | None:
+        return conn.info.get_parameters().get("tcp_user_timeout")
+
+    with PostgresCheckpointer(postgres_db) as default:
+        assert default._query("reading settings", user_timeout) == "20000"
+    with PostgresCheckpointer(postgres_db, tcp_user_timeout=7.5, keepalive=None) as chosen:
+        assert chosen._query("reading settings", user_timeout) == "7500"
+    with PostgresCheckpointer(postgres_db, tcp_user_timeout=None) as off:
+        assert off._query("reading settings", user_timeout) in (None, "0")
+
+
 def test_a_statement_past_its_timeout_is_a_checkpoint_error(postgres_db: str) -> None:
     with PostgresCheckpointer(postgres_db, statement_timeout=0.2) as store:
         with pytest.raises(ag.CheckpointError, match="ran past the statement timeout") as info:

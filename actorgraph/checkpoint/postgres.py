@@ -8,11 +8,14 @@ shared with the SQLite store (`_sql.py`); this module connects, bounds every
 wait, and reconnects.
 
 A server that stops answering (frozen, overloaded, cut off by a network
-partition) never hangs a run: every wait for the server is bounded (connect,
-then each statement), the server cancels statements and idle transactions of
-its own, and TCP keepalives notice a peer that vanished. A call that fails
-because the connection was lost or timed out raises `CheckpointError`; the next
-call reconnects. psycopg is imported only when a `PostgresCheckpointer` is made.
+partition) never hangs a run: every wait for the server is bounded on the
+client (connect, then each statement and each commit), and so is the wait for
+the connection behind another call; the server cancels statements and idle
+transactions of its own; TCP keepalives notice a peer that vanished, and the
+TCP user timeout drops a connection whose sent data goes unacknowledged. A call
+that fails because the connection was lost or timed out raises
+`CheckpointError`; the next call reconnects. psycopg is imported only when a
+`PostgresCheckpointer` is made.
 """
 
 from __future__ import annotations
@@ -127,6 +130,10 @@ class PostgresCheckpointer(SqlStore):
         keepalive: seconds of silence on the connection before TCP keepalive
             probes start (then every 2 s, 3 unanswered probes drop it); None
             turns keepalives off.
+        tcp_user_timeout: seconds data sent to the server may go unacknowledged
+            before the kernel drops the connection (a network partition in the
+            middle of a call; libpq's `tcp_user_timeout`, in milliseconds there);
+            None leaves the system's default (about 15 minutes).
 
     Raises:
         CheckpointError: psycopg is not installed, the server cannot be reached,
@@ -136,7 +143,7 @@ class PostgresCheckpointer(SqlStore):
     dialect = _DIALECT
     sql = Statements.of(_DIALECT)
 
-    def __init__(  # noqa: PLR0913 - the DSN, the serializer and four bounds, all keyword-only
+    def __init__(  # noqa: PLR0913 - the DSN, the serializer and five bounds, all keyword-only
         self,
         dsn: str,
         serializer: Serializer | None = None,
@@ -145,12 +152,22 @@ class PostgresCheckpointer(SqlStore):
         statement_timeout: float = 30.0,
         idle_timeout: float = 60.0,
         keepalive: float | None = 10.0,
+        tcp_user_timeout: float | None = 20.0,
     ) -> None:
         _require_psycopg()
         super().__init__(serializer, where=_describe(dsn))
         self._dsn = dsn
         self._bound = statement_timeout + _GRACE
-        self._options = _connect_options(dsn, connect_timeout, statement_timeout, idle_timeout, keepalive)
+        self._options = _connect_options(
+            dsn,
+            connect=connect_timeout,
+            statement=statement_timeout,
+            idle=idle_timeout,
+            keepalive=keepalive,
+            user=tcp_user_timeout,
+        )
+        # a call behind another one waits at most for that one's bound (a reconnect, then a statement)
+        self._turn = self._bound + self._options["connect_timeout"]
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[TupleRow] | None = None
         self._closed = False
@@ -179,7 +196,9 @@ class PostgresCheckpointer(SqlStore):
     def _call(self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T], *, transaction: bool) -> _T:
         import psycopg  # noqa: PLC0415 - optional dependency
 
-        with self._lock:
+        if not self._lock.acquire(timeout=self._turn):
+            raise self._busy(op)
+        try:
             if self._closed:
                 raise CheckpointError(
                     f"this PostgresCheckpointer ({self._where}) is closed; create a new "
@@ -196,6 +215,16 @@ class PostgresCheckpointer(SqlStore):
             finally:
                 if self._closed:  # close() gave up waiting for this call: it lets go of the connection
                     self._drop()
+        finally:
+            self._lock.release()
+
+    def _busy(self, op: str) -> CheckpointError:
+        return CheckpointError(
+            f"PostgreSQL store {self._where}: {op} failed: the store's connection stayed busy with "
+            f"another call for {self._turn:g} s (its bound). What to do: the server is frozen, "
+            "overloaded or cut off by the network; check the server and the network. The next call "
+            "reconnects by itself, and the run stays resumable: invoke(None, thread_id=...) continues it."
+        )
 
     def _failed(self, op: str, exc: Exception) -> CheckpointError:
         import psycopg  # noqa: PLC0415 - optional dependency
@@ -250,10 +279,13 @@ class PostgresCheckpointer(SqlStore):
                 self._lock.release()
 
 
-def _connect_options(
-    dsn: str, connect: float, statement: float, idle: float, keepalive: float | None
+def _connect_options(  # noqa: PLR0913 - one per bound, all keyword-only
+    dsn: str, *, connect: float, statement: float, idle: float, keepalive: float | None, user: float | None
 ) -> dict[str, Any]:
-    """The libpq parameters that bound every wait (they add to the DSN's own `options`)."""
+    """The libpq parameters that bound every wait (they add to the DSN's own `options`).
+
+    Seconds here; libpq counts `connect_timeout` in whole seconds, `tcp_user_timeout` in milliseconds.
+    """
     from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - optional dependency
 
     try:
@@ -272,6 +304,7 @@ def _connect_options(
             keepalives_idle=max(1, math.ceil(keepalive)),
             keepalives_interval=_KEEPALIVE_INTERVAL,
             keepalives_count=_KEEPALIVE_COUNT,
-            tcp_user_timeout=max(1, round((statement + _GRACE) * 1000)),
         )
+    if user is not None:
+        options["tcp_user_timeout"] = max(1, round(user * 1000))
     return options

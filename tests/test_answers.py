@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from answer_child import approval
+from shared import SharedList
 
 import actorgraph as ag
 
@@ -81,7 +82,7 @@ def test_a_breakpoint_of_the_next_run_has_a_new_id(compile_graph: Any, store: An
 
 
 def test_a_lost_claim_runs_nothing_and_names_the_winner(compile_graph: Any, store_factory: Any) -> None:
-    ran: list[str] = []
+    ran = SharedList()  # seen from every process (the vertex may run on a Ray worker)
 
     def review(state: dict[str, Any]) -> dict[str, Any]:
         answer = ag.interrupt("ship?")

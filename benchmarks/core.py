@@ -74,7 +74,7 @@ def ag_fan() -> Runner:
 def ag_sends() -> Runner:
     g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
     g.add_vertex("split", lambda s: s)
-    g.add_vertex("work", lambda s: {"results": [s["item"] * 2]})
+    g.add_vertex("work", lambda s: {"results": [s["item"] * 2]}, returns="update")  # the payload is its input
     g.add_vertex("reduce", lambda s: s)
     g.add_edge(ag.START, "split")
     g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(SENDS)], ["work"])

@@ -50,7 +50,9 @@ def calibrate(seconds: float = TASK_SECONDS) -> int:
 def fan_out(rounds: int) -> ag.Graph:
     g: ag.Graph = ag.Graph(merge=by_key({"done": append}), name="cpu-fan-out")
     g.add_vertex("split", lambda s: s)
-    g.add_vertex("work", lambda s: {"done": [spin(rounds) and s["item"]]}, concurrency=TASKS)
+    g.add_vertex(
+        "work", lambda s: {"done": [spin(rounds) and s["item"]]}, concurrency=TASKS, returns="update"
+    )
     g.add_edge(ag.START, "split")
     g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(TASKS)], ["work"])
     g.add_edge("work", ag.END)

@@ -134,3 +134,68 @@ compiled_plain = _line(("prepare", prepare), name="plain").compile()
 def compiled_with_store() -> ag.CompiledGraph[State]:
     """A compiled graph with its own store (`$CLI_TEST_DIR/own.db`)."""
     return _line(("prepare", prepare), name="own").compile(SqliteCheckpointer(_dir() / "own.db"))
+
+
+# -- racing answers (test_cli_answers.py) ----------------------------------------------------------
+
+
+def _note(line: str) -> None:
+    """Append a line to `$CLI_TEST_DIR/ledger`, flushed to disk: a side effect other processes count."""
+    with (_dir() / "ledger").open("a") as ledger:
+        ledger.write(line + "\n")
+        ledger.flush()
+        os.fsync(ledger.fileno())
+
+
+def ship(state: State) -> State:
+    """Asks "ship?"; each time it goes on past the question it writes `ran:<answer>` to the ledger.
+
+    While a `hold` file exists it then waits (at most 60 s): the test kills the process there.
+    """
+    answer = ag.interrupt("ship?")
+    _note(f"ran:{answer}")
+    deadline = time.monotonic() + 60
+    while (_dir() / "hold").exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return {**state, "answer": answer}
+
+
+ledger = _line(("ship", ship), name="ledger")
+
+
+# -- hostile names and values (test_cli_hostile.py) -------------------------------------------------
+
+ESC = "\x1b[2J\x1b[31m\x1b]0;owned\x07"
+"""Escape sequences that would clear the screen, colour it and retitle the terminal; C1 and bidi below."""
+C1_AND_BIDI = "\x9b31m\u202e"
+
+
+def _loud(state: State) -> State:
+    if state.get("fail"):
+        raise ValueError(f"boom {ESC}{C1_AND_BIDI} [bold]not markup[/]")
+    return {**state, "note": f"[red]x[/red] :warning: {ESC}{C1_AND_BIDI}", ESC: "key"}
+
+
+def _ask_loudly(state: State) -> State:
+    question = {"question": f"ok? {ESC}{C1_AND_BIDI} [/]", "detail": ESC}
+    return {**state, "answer": ag.interrupt(question)}
+
+
+hostile = _line(
+    (f"[bold]loud{ESC}", _loud),
+    (f"[link=https]ask{C1_AND_BIDI}", _ask_loudly),
+    name=f"[bold]evil[/] {ESC}",
+)
+
+
+# -- large values (test_cli_large.py) -------------------------------------------------------------------
+
+
+def grow(state: State) -> State:
+    """A state of `size` characters (50 MB in the test), then a question as large."""
+    big = "x" * int(state["size"])
+    answer = ag.interrupt({"question": "keep it?", "copy": big})
+    return {**state, "blob": big, "answer": answer}
+
+
+large = _line(("grow", grow), name="large")

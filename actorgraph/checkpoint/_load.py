@@ -8,11 +8,12 @@ thread and checkpoint.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorgraph._errors import SerializationError
+from actorgraph._errors import ActorGraphError, SerializationError
 from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
 from actorgraph.checkpoint._codec import (
     FORMAT,
@@ -93,21 +94,28 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         SerializationError: the stored bytes cannot be loaded (tampered, wrong key,
             a type not allowed by the serializer, a record of the wrong shape).
     """
-    row = checkpointer.get(thread_id, checkpoint_id)
+    where = f"checkpoint {checkpoint_id!r}" if checkpoint_id else "the head checkpoint"
+    with _reading(f"the stored row of {where} of thread {thread_id!r}"):
+        row = checkpointer.get(thread_id, checkpoint_id)
     if row is None:
         return None
     what = f"checkpoint {row.checkpoint_id!r} of thread {thread_id!r}"
     serializer = checkpointer.serializer
-    record = serializer.loads(row.data, aad=aad(thread_id, row.checkpoint_id))
-    form = _checked(record, what, check_checkpoint)
-    whole = whole_versions(record["nodes"], form)
+    with _reading(f"the data of {what}"):
+        record = serializer.loads(row.data, aad=aad(thread_id, row.checkpoint_id))
+        form = _checked(record, what, check_checkpoint)
+        whole = whole_versions(record["nodes"], form)
     stored: dict[str, dict[str, Any]] = {}
-    for task_id, w in checkpointer.get_writes(thread_id, row.checkpoint_id).items():
-        rec = serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))
-        form = _checked(rec, f"the result of task {task_id!r} stored against {what}", check_write)
-        whole.update(whole_versions(rec["nodes"], form))
+    with _reading(f"a task result stored against {what}"):
+        writes = checkpointer.get_writes(thread_id, row.checkpoint_id)
+    for task_id, w in writes.items():
+        with _reading(f"the result of task {task_id!r} stored against {what}"):
+            rec = serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))
+            form = _checked(rec, f"the result of task {task_id!r} stored against {what}", check_write)
+            whole.update(whole_versions(rec["nodes"], form))
         stored[task_id] = rec
-    states, blobs = read_versions(checkpointer, thread_id, whole, what)
+    with _reading(f"a state of {what}"):
+        states, blobs = read_versions(checkpointer, thread_id, whole, what)
     try:
         nodes: dict[str, Node] = {}
         build_nodes(record["nodes"], states, nodes)
@@ -125,8 +133,33 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
     loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
     asked = [i.id for i in loaded.asked]
-    claims = checkpointer.get_answers(thread_id, asked) if asked else {}
+    with _reading(f"an answer claimed for {what}"):
+        claims = checkpointer.get_answers(thread_id, asked) if asked else {}
     return dataclasses.replace(loaded, claims=claims) if claims else loaded
+
+
+# What a damaged or forged row raises where no check names it (bytes of the wrong type, bad JSON, ...)
+_STRAY = (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Name `what` in every error reading it raises; a stray exception becomes a `SerializationError`.
+
+    Errors of the store itself (`CheckpointError`) and of the caller (`ConfigError`) pass unchanged.
+    """
+    try:
+        yield
+    except SerializationError as exc:
+        if what in str(exc) or "of thread" in str(exc):
+            raise
+        named = SerializationError(f"{what} cannot be read: {exc}")
+        named.path = getattr(exc, "path", None)  # type: ignore[attr-defined]
+        raise named from exc
+    except ActorGraphError:
+        raise
+    except _STRAY as exc:
+        raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
 
 
 def _checked(record: Any, what: str, check: Any) -> int:

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import functools
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 import click
-from rich.markup import escape
 
-from actorgraph import ActorGraphError, GraphValidationError, ResumeError, ThreadNotFoundError, VertexError
-from actorgraph.cli._console import print_json, stderr
+from actorgraph import (
+    ActorGraphError,
+    AlreadyAnsweredError,
+    GraphValidationError,
+    ResumeError,
+    ThreadNotFoundError,
+    VertexError,
+)
+from actorgraph.cli._console import print_json, safe, stderr, styled
 
 __all__ = [
+    "ANSWERED",
     "DONE",
     "EXIT_CODES",
     "FAILED",
@@ -22,20 +30,24 @@ __all__ = [
     "USAGE",
     "CommandError",
     "describe",
+    "error_record",
     "guarded",
     "report",
+    "when",
 ]
 
 DONE = 0
 FAILED = 1
 USAGE = 2
 INTERRUPTED = 3
+ANSWERED = 4  # another answer to the question was taken first: nothing ran with this one
 STOPPED = 130  # 128 + SIGINT, what shells report for a program stopped with Ctrl-C
 
 EXIT_CODES = (
     "Exit codes: 0 done; 1 failed (a vertex failed, the graph is invalid, the store failed); "
     "2 usage error (bad arguments, unknown target or thread, bad JSON); 3 interrupted "
-    "(waiting for an answer); 130 stopped with Ctrl-C (the thread stays resumable)."
+    "(waiting for an answer); 4 already answered (someone else's answer was taken first; "
+    "yours was not applied); 130 stopped with Ctrl-C (the thread stays resumable)."
 )
 
 
@@ -51,6 +63,8 @@ def _exit_code(exc: BaseException) -> int:
     match exc:
         case CommandError():
             return exc.code
+        case AlreadyAnsweredError():
+            return ANSWERED
         case ThreadNotFoundError() | ResumeError():
             return USAGE
         case _:
@@ -69,18 +83,47 @@ def describe(exc: BaseException) -> str:
             )
         case GraphValidationError():
             return f"invalid graph: {exc}"
+        case AlreadyAnsweredError():
+            return (
+                f"already answered by {exc.answered_by}, at {when(exc.answered_at)}: question "
+                f"{exc.interrupt_id} of vertex {exc.vertex!r} in thread {exc.thread_id!r}; your answer "
+                "was not applied and nothing ran with it"
+            )
         case CommandError() | ActorGraphError():
             return str(exc)
         case _:
             return f"{type(exc).__name__}: {exc} (an unexpected error; --debug shows its traceback)"
 
 
+def when(seconds: float) -> str:
+    """`2025-01-31 14:02:11 CET`: a stored wall-clock time, local."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(seconds))
+    except (TypeError, ValueError, OverflowError, OSError):  # a forged time
+        return repr(seconds)
+
+
 def report(exc: BaseException, *, debug: bool) -> int:
     """Print `exc` as one line on stderr (with its traceback under --debug) and return its exit code."""
     if debug:
-        stderr.print(escape("".join(traceback.format_exception(exc))), soft_wrap=True, highlight=False)
-    stderr.print(f"[bold red]error:[/] {escape(describe(exc))}", soft_wrap=True, highlight=False)
+        stderr.print("".join(traceback.format_exception(exc)), soft_wrap=True)
+    stderr.print(styled(("error:", "bold red"), " ", safe(describe(exc), lines=False)), soft_wrap=True)
     return _exit_code(exc)
+
+
+def error_record(exc: BaseException, code: int) -> dict[str, Any]:
+    """`exc` for --json: `{"error", "exit_code"}`, and who answered first when the answer was late."""
+    record: dict[str, Any] = {"error": describe(exc), "exit_code": code}
+    if isinstance(exc, AlreadyAnsweredError):
+        record |= {
+            "status": "already_answered",
+            "thread_id": exc.thread_id,
+            "interrupt_id": exc.interrupt_id,
+            "vertex": exc.vertex,
+            "answered_by": exc.answered_by,
+            "answered_at": exc.answered_at,
+        }
+    return record
 
 
 def guarded(command: Callable[..., int]) -> Callable[..., int]:
@@ -100,7 +143,7 @@ def guarded(command: Callable[..., int]) -> Callable[..., int]:
             out = kwargs.get("out")
             code = report(exc, debug=getattr(out, "debug", False))
             if getattr(out, "json", False):
-                print_json({"error": describe(exc), "exit_code": code})
+                print_json(error_record(exc, code))
             return code
 
     return run

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 
 from actorgraph import CompiledGraph
-from actorgraph.cli._console import print_json, stderr, stdout
+from actorgraph.cli._console import print_json, safe, stderr, stdout, styled
 from actorgraph.cli._exits import DONE, CommandError, describe, guarded, report
 from actorgraph.cli._opened import opened
 from actorgraph.cli._options import (
@@ -24,6 +23,7 @@ from actorgraph.cli._options import (
     store_options,
 )
 from actorgraph.cli._target import find
+from actorgraph.cli._thread import checked_thread
 from actorgraph.draw import render_with_dot
 
 __all__ = ["draw", "schema", "validate"]
@@ -42,6 +42,7 @@ _FORMATS = {
 def _compiled(target: str, thread: str | None, store: StoreChoice) -> Iterator[CompiledGraph[Any]]:
     """TARGET compiled: on its store to read a thread's statuses, else without one."""
     if thread is not None:
+        checked_thread(thread, "--thread")
         with opened(target, store, readonly=True) as app:
             app.get_state(thread)  # an unknown thread is an error, not a picture without colours
             yield app
@@ -83,7 +84,7 @@ def draw(*, target: str, output: str | None, thread: str | None, store: StoreCho
         if out.json:
             print_json({"format": fmt, "text": text})
         else:
-            stdout.file.write(text)
+            stdout.file.write(safe(text))  # names in it are data: no control character reaches the terminal
         return DONE
     if fmt in ("svg", "png"):
         render_with_dot(text, output, fmt)
@@ -92,7 +93,7 @@ def draw(*, target: str, output: str | None, thread: str | None, store: StoreCho
     if out.json:
         print_json({"format": fmt, "path": output})
     else:
-        stdout.print(f"wrote {escape(output)}", highlight=False)
+        stdout.print(f"wrote {output}")
     return DONE
 
 
@@ -133,9 +134,10 @@ def validate(*, target: str, out: Output) -> int:
         )
         return DONE
     for caution in cautions:
-        stderr.print(f"[yellow]warning:[/] {escape(caution)}", highlight=False)
+        stderr.print(styled(("warning:", "yellow"), f" {caution}"))
     shown = ", ".join(vertices)
-    stdout.print(f"[green]ok:[/] {escape(target)}: graph {app.name!r}, {len(vertices)} vertices ({shown})")
+    told = f" {target}: graph {app.name!r}, {len(vertices)} vertices ({shown})"
+    stdout.print(styled(("ok:", "green"), told))
     return DONE
 
 

@@ -6,15 +6,15 @@ import warnings
 from collections.abc import Sequence
 
 import click
-from rich.markup import escape
 
 import actorgraph
-from actorgraph.cli._console import stderr
+from actorgraph.cli._console import safe, stderr, styled
 from actorgraph.cli._exits import DONE, EXIT_CODES, STOPPED, report
 from actorgraph.cli._graphs import draw, schema, validate
 from actorgraph.cli._running import answer, resume, run
 from actorgraph.cli._serve import serve
-from actorgraph.cli._threads import show, threads
+from actorgraph.cli._show import show
+from actorgraph.cli._threads import threads
 
 __all__ = ["main"]
 
@@ -22,8 +22,8 @@ _EPILOG = f"""\b
 Examples:
   actorgraph run flow.yaml --input '{{"topic": "release notes"}}' --thread notes-1
   actorgraph threads --status interrupted
-  actorgraph answer notes-1 yes -g flow.yaml
-  actorgraph resume notes-1 -g flow.yaml
+  actorgraph answer notes-1 yes
+  actorgraph resume notes-1
   actorgraph draw flow.yaml -o flow.svg
   actorgraph serve flow.yaml --db runs.db
 
@@ -40,8 +40,9 @@ def cli() -> None:
 
     TARGET is a graph file (flow.yaml), package.module:graph or path/to/file.py:graph.
     Threads live in a store: the SQLite file ./actorgraph.db unless --db PATH or
-    --dsn postgresql://... says otherwise. Commands on a thread (answer, resume, show)
-    name the graph with -g TARGET, or $ACTORGRAPH_GRAPH.
+    --dsn postgresql://... says otherwise. `run` records its TARGET with the thread, so
+    answer and resume find the graph themselves (-g TARGET overrides it; $ACTORGRAPH_GRAPH
+    names it for threads without one); threads and show read the store alone.
     """
 
 
@@ -51,7 +52,18 @@ for _command in (run, answer, resume, threads, show, draw, validate, schema, ser
 
 def _show_warning(message: Warning | str, *_where: object, **_more: object) -> None:
     """A warning as one line on stderr, not Python's two lines of source location."""
-    stderr.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False)
+    stderr.print(styled(("warning:", "yellow"), " ", str(message)))
+
+
+def _usage_line(exc: click.ClickException) -> str:
+    """Click's own error (an unknown option, a missing argument) in one line, with where to read more.
+
+    It may quote what was typed: escaped like everything else.
+    """
+    message = exc.format_message()
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        message = f"{message} ({exc.ctx.command_path} --help shows how to use it)"
+    return safe(message, lines=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -64,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stderr.print("stopped", highlight=False)
         return STOPPED
     except click.ClickException as exc:
-        exc.show()
+        stderr.print(styled(("error:", "bold red"), " ", _usage_line(exc)))
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback (commands take --debug)
         return report(exc, debug=False)

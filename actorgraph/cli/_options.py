@@ -66,14 +66,18 @@ class StoreChoice:
 
 @dataclass(frozen=True, slots=True)
 class GraphChoice:
-    """TARGET as given with `-g` / `--graph` (or `$ACTORGRAPH_GRAPH`, which needs no repeating)."""
+    """TARGET as given with `-g` / `--graph`, or `$ACTORGRAPH_GRAPH`, or recorded with the thread.
+
+    The last two need no repeating in a printed command.
+    """
 
     target: str
     from_env: bool = False
+    recorded: bool = False
 
     def words(self) -> list[str]:
         """The option that names this graph again in a printed command."""
-        return [] if self.from_env else ["-g", self.target]
+        return [] if self.from_env or self.recorded else ["-g", self.target]
 
 
 def command_line(*words: str) -> str:
@@ -163,8 +167,9 @@ def allowed_modules() -> tuple[str, ...] | None:
 
 
 GRAPH_HELP = (
-    "The graph (TARGET: flow.yaml, package.module:graph or file.py:graph); $ACTORGRAPH_GRAPH "
-    "when not given. A CompiledGraph with a checkpointer uses its own store (no --db/--dsn)."
+    "The graph (TARGET: flow.yaml, package.module:graph or file.py:graph), instead of the one "
+    "`run` recorded with the thread; $ACTORGRAPH_GRAPH for a thread without one. A CompiledGraph "
+    "with a checkpointer uses its own store (no --db/--dsn)."
 )
 
 

@@ -6,28 +6,39 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rich.markup import escape
-
 from actorgraph import Interrupt, RunResult, Snapshot, VertexError
-from actorgraph._text import dumps, interrupt_record, question
-from actorgraph.cli._console import print_json, stderr, stdout
+from actorgraph._text import PREVIEW_CHARS, dumps, interrupt_record, preview, question, size_text
+from actorgraph.cli._console import print_json, stderr, stdout, styled
 from actorgraph.cli._exits import DONE, INTERRUPTED, STOPPED, report
 from actorgraph.cli._options import GraphChoice, Output, StoreChoice, command_line
 
-__all__ = ["Next", "print_pending", "tell_done", "tell_failed", "tell_stopped"]
+__all__ = ["Next", "cut_short", "print_pending", "print_value", "tell_done", "tell_failed", "tell_stopped"]
+
+
+def cut_short(text: str, limit: int = PREVIEW_CHARS) -> str:
+    """`text`, or its first `limit` characters and `...` (a question or an error in a line)."""
+    shown = preview(text, limit)
+    return f"{shown.text}..." if shown.cut else shown.text
 
 
 @dataclass(frozen=True, slots=True)
 class Next:
-    """What a person types next for a thread: the commands to answer or resume it."""
+    """What a person types next for a thread: the commands to answer, resume or show it.
+
+    Attributes:
+        thread: the thread.
+        graph: the graph to name with `-g` (None, or one recorded with the thread: no `-g`).
+        store: the store, named again unless it is the default one.
+    """
 
     thread: str
-    graph: GraphChoice
+    graph: GraphChoice | None
     store: StoreChoice
 
     def command(self, name: str, *words: str) -> str:
-        """`actorgraph NAME THREAD WORDS -g TARGET [--db PATH]`, ready to paste."""
-        return command_line(name, self.thread, *words, *self.graph.words(), *self.store.words())
+        """`actorgraph NAME THREAD WORDS [-g TARGET] [--db PATH]`, quoted for a shell, ready to paste."""
+        graph = self.graph.words() if self.graph is not None else []
+        return command_line(name, self.thread, *words, *graph, *self.store.words())
 
     def answers(self, pending: Sequence[Interrupt]) -> list[str]:
         """One command per pending interrupt (`--id` when several wait); `resume` passes breakpoints."""
@@ -38,18 +49,33 @@ class Next:
         return [self.command("answer", "VALUE", "--id", p.id) for p in pending]
 
 
-def print_pending(pending: Sequence[Interrupt], then: Next) -> None:
+def print_value(value: Any, then: Next, *, full: bool = False, indent: str = "") -> None:
+    """A state or question as JSON: whole with `full`, else its first characters and its size.
+
+    A value cut short ends with how large it is and the command that shows it all.
+    """
+    text = dumps(value, indent=2)
+    shown = preview(text, len(text) if full else PREVIEW_CHARS)
+    stdout.print("\n".join(f"{indent}{line}" for line in shown.text.splitlines()))
+    if shown.cut:
+        size = size_text(len(text.encode(errors="surrogatepass")))
+        note = f"{indent}... cut: {shown.note[1:-1]}, {size}; all of it: {then.command('show', '--full')}"
+        stdout.print(styled((note, "dim")))
+
+
+def print_pending(pending: Sequence[Interrupt], then: Next, *, full: bool = False) -> None:
     """The questions waiting, with their ids, and the commands that answer them."""
     for p in pending:
         if p.kind == "interrupt":
-            stdout.print(f"  {escape(p.id)} ({escape(p.vertex)}): {escape(question(p.value))}")
+            asked = question(p.value)
+            stdout.print(f"  {p.id} ({p.vertex}): {asked if full else cut_short(asked)}")
             if not isinstance(p.value, str):
-                stdout.print(f"    {escape(dumps(p.value))}", highlight=False)
+                print_value(p.value, then, full=full, indent="    ")
         else:
-            stdout.print(f"  {escape(p.id)}: breakpoint {p.kind} {escape(p.vertex)!r}")
+            stdout.print(f"  {p.id}: breakpoint {p.kind} {p.vertex!r}")
     stdout.print("answer with:" if pending[0].kind == "interrupt" else "go on with:")
     for line in then.answers(pending):
-        stdout.print(f"  {escape(line)}", highlight=False)
+        stdout.print(f"  {line}")
 
 
 def tell_done(result: RunResult[Any] | Snapshot[Any], then: Next, out: Output) -> int:
@@ -68,11 +94,13 @@ def tell_done(result: RunResult[Any] | Snapshot[Any], then: Next, out: Output) -
         print_json(record)
     elif waiting:
         count = len(result.interrupts)
-        stdout.print(f"thread {escape(then.thread)}: [magenta]interrupted[/], waiting for {count} answer(s)")
+        thread = f"thread {then.thread}: "
+        stdout.print(styled(thread, ("interrupted", "magenta"), f", waiting for {count} answer(s)"))
         print_pending(result.interrupts, then)
     else:
-        stdout.print(f"thread {escape(then.thread)}: [green]{result.status}[/] after superstep {result.step}")
-        stdout.print_json(dumps(result.state))
+        after = f" after superstep {result.step}"
+        stdout.print(styled(f"thread {then.thread}: ", (result.status, "green"), after))
+        print_value(result.state, then)
     return INTERRUPTED if waiting else DONE
 
 
@@ -86,7 +114,7 @@ def tell_failed(exc: Exception, then: Next, out: Output) -> int:
             error |= {"vertex": exc.vertex, "step": exc.step, "attempts": exc.attempts}
             error |= {"error_type": exc.error_type, "error_message": exc.error_message}
         print_json({"thread_id": then.thread, "status": "error", "error": error, "commands": [resume]})
-    stderr.print(f"fix the cause, then resume the thread: {escape(resume)}", highlight=False)
+    stderr.print(f"fix the cause, then resume the thread: {resume}")
     return code
 
 
@@ -95,5 +123,5 @@ def tell_stopped(then: Next, out: Output) -> int:
     resume = then.command("resume")
     if out.json:
         print_json({"thread_id": then.thread, "status": "stopped", "commands": [resume]})
-    stderr.print(f"stopped: the run was cancelled; resume it with: {escape(resume)}", highlight=False)
+    stderr.print(f"stopped: the run was cancelled; resume it with: {resume}")
     return STOPPED

@@ -1,21 +1,27 @@
-"""`threads` and `show`: what the store holds, without running anything."""
+"""`threads`: what the store holds, without running anything or loading any graph.
+
+Each thread's head is read (`_stored`); one that cannot be read (damaged, forged,
+or stored with a serializer this command was not given) is listed with what is
+wrong instead of its questions, and the others are listed as usual.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import click
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from actorgraph import ActorGraphError, Interrupt, Snapshot
-from actorgraph._text import dumps, duration, error_text, interrupt_record, question, task_record
+from actorgraph import Interrupt
+from actorgraph._text import duration, interrupt_record, question
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
-from actorgraph.checkpoint._load import load  # the questions are read without the graph
-from actorgraph.cli._console import print_json, stdout
+from actorgraph.checkpoint._load import load
+from actorgraph.cli._console import cell, print_json, stdout
 from actorgraph.cli._exits import DONE, guarded
 from actorgraph.cli._opened import open_store, opened
 from actorgraph.cli._options import (
@@ -27,17 +33,21 @@ from actorgraph.cli._options import (
     output_options,
     store_options,
 )
-from actorgraph.cli._outcome import Next, print_pending
+from actorgraph.cli._outcome import cut_short
 
-__all__ = ["show", "threads"]
+__all__ = ["ago", "store_of", "table", "threads"]
 
 _STATUSES = ("interrupted", "error", "done", "running")
+_PROBLEM = 300  # characters of what is wrong with a thread, in the table (--json has it whole)
 
 
 @contextmanager
-def _store_of(graph: GraphChoice | None, store: StoreChoice) -> Iterator[Checkpointer]:
-    """The store to list: the graph's own if -g names a compiled graph that has one, else --db/--dsn."""
-    if graph is None:
+def store_of(graph: GraphChoice | None, store: StoreChoice) -> Iterator[Checkpointer]:
+    """The store to read: a compiled graph's own if -g names one (typed, not from the environment).
+
+    Without `-g` no graph is loaded: the store is `--db` / `--dsn`.
+    """
+    if graph is None or graph.from_env:
         with open_store(store, readonly=True) as checkpointer:
             yield checkpointer
         return
@@ -46,38 +56,58 @@ def _store_of(graph: GraphChoice | None, store: StoreChoice) -> Iterator[Checkpo
         yield app.checkpointer
 
 
-def _waiting(checkpointer: Checkpointer, info: ThreadInfo) -> tuple[Interrupt, ...]:
-    """The questions an interrupted thread waits for, read from the store (no graph needed)."""
-    if info.status != "interrupted":
-        return ()
+def ago(now: float, then: object) -> str:
+    """`12 s`: how long ago `then` (stored seconds) was; `?` for a stored time that is not a number."""
+    if isinstance(then, int | float) and not isinstance(then, bool):
+        return duration(now - then)
+    return "?"
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """A listed thread: what the thread table says, its questions, and what is wrong with it."""
+
+    info: ThreadInfo
+    pending: tuple[Interrupt, ...] = ()
+    problem: str | None = None
+
+
+def _entry(checkpointer: Checkpointer, info: ThreadInfo) -> _Entry:
+    """The thread, its head read: the questions it waits for, or what keeps it from being read."""
     try:
         loaded = load(checkpointer, info.thread_id)
-    except ActorGraphError:  # a serializer this command was not given (encrypted, say)
-        return ()
-    return loaded.interrupts if loaded is not None else ()
+    except Exception as exc:  # noqa: BLE001 - one thread, whatever it holds, never stops the listing
+        return _Entry(info, problem=str(exc) or type(exc).__name__)
+    if loaded is None:
+        return _Entry(info, problem="its head checkpoint is missing from the store")
+    return _Entry(info, loaded.interrupts)
+
+
+def table(*columns: str, title: str | None = None) -> Table:
+    """A table whose ids stay whole, and whose other cells wrap rather than being cut."""
+    made = Table(title=title, title_justify="left")
+    for column in columns:
+        made.add_column(column, overflow="fold", no_wrap=column in _WHOLE)
+    return made
 
 
 _WHOLE = ("thread", "status", "interrupt id", "checkpoint")  # ids are copied into commands: kept whole
 
 
-def _table(*columns: str, title: str | None = None) -> Table:
-    """A table whose ids stay whole, and whose other cells wrap rather than being cut."""
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold", no_wrap=column in _WHOLE)
-    return table
-
-
-def _threads_table(entries: list[tuple[ThreadInfo, tuple[Interrupt, ...]]], now: float, since: str) -> Table:
-    table = _table("thread", "status", since, "vertex", "question", "interrupt id")
-    for info, pending in entries:
-        ago = duration(now - info.updated_at)
-        first = [info.thread_id, info.status, ago]
-        for p in pending or (None,):
-            cells = [p.vertex, question(p.value, short=True), p.id] if p else ["", "", ""]
-            table.add_row(*(escape(c) for c in [*first, *cells]))
+def _threads_table(entries: list[_Entry], now: float, since: str) -> Table:
+    shown = table("thread", "status", since, "vertex", "question", "interrupt id")
+    for entry in entries:
+        info = entry.info
+        first = [cell(info.thread_id), cell(info.status), ago(now, info.updated_at)]
+        if entry.problem is not None:
+            problem = Text(f"unreadable: {cell(cut_short(entry.problem, _PROBLEM))}", style="red")
+            shown.add_row(*first, "", problem, "")
+            continue
+        for p in entry.pending or (None,):
+            cells = [cell(p.vertex), cell(question(p.value, short=True)), cell(p.id)] if p else ["", "", ""]
+            shown.add_row(*first, *cells)
             first = ["", "", ""]
-    return table
+    return shown
 
 
 @command(
@@ -97,123 +127,33 @@ def threads(*, status: str | None, graph: GraphChoice | None, store: StoreChoice
     """List the threads in the store, most recently updated first.
 
     With --status interrupted it is the inbox: each question waiting, its vertex,
-    and how long it has waited. No graph is needed (-g only to use a compiled
-    graph's own store).
+    and how long it has waited. No graph is loaded (-g only to use a compiled
+    graph's own store). A thread that cannot be read is listed with what is wrong.
     """
     now = time.time()
-    with _store_of(graph, store) as checkpointer:
-        entries = [(info, _waiting(checkpointer, info)) for info in checkpointer.threads(status=status)]
+    with store_of(graph, store) as checkpointer:
+        entries = [_entry(checkpointer, info) for info in checkpointer.threads(status=status)]
     if out.json:
-        print_json([_thread_record(info, pending, now) for info, pending in entries])
+        print_json([_thread_record(entry, now) for entry in entries])
     elif not entries:
         stdout.print(f"no {status} threads" if status else "no threads")
     else:
         stdout.print(_threads_table(entries, now, "waiting" if status == "interrupted" else "updated"))
-        if any(pending for _, pending in entries):
-            stdout.print("answer with: actorgraph answer THREAD VALUE [--id INTERRUPT_ID] -g TARGET")
+        if any(entry.pending for entry in entries):
+            stdout.print("answer with: actorgraph answer THREAD VALUE [--id INTERRUPT_ID]")
     return DONE
 
 
-def _thread_record(info: ThreadInfo, pending: tuple[Interrupt, ...], now: float) -> dict[str, Any]:
+def _thread_record(entry: _Entry, now: float) -> dict[str, Any]:
+    info = entry.info
+    stamp = info.updated_at
+    number = isinstance(stamp, int | float) and not isinstance(stamp, bool)
     return {
         "thread_id": info.thread_id,
         "status": info.status,
-        "updated_at": info.updated_at,
-        "age_seconds": now - info.updated_at,
+        "updated_at": stamp,
+        "age_seconds": now - stamp if number else None,
         "head": info.head,
-        "interrupts": [interrupt_record(p) for p in pending],
+        "interrupts": [interrupt_record(p) for p in entry.pending],
+        "problem": entry.problem,
     }
-
-
-def _supersteps(history: list[Snapshot[Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """Every recorded task outcome, oldest superstep first: (superstep, task record)."""
-    rows: list[tuple[int, dict[str, Any]]] = []
-    for past in reversed(history):
-        rows.extend((past.superstep.step, task_record(r)) for r in past.superstep.results.values())
-    return rows
-
-
-def _superstep_table(rows: list[tuple[int, dict[str, Any]]]) -> Table:
-    table = _table("step", "vertex", "status", "attempts", "elapsed", "error or question", title="supersteps")
-    for step, task in rows:
-        took = duration(task["elapsed"]) if task["elapsed"] is not None else ""
-        note = task["error"] or task["question"] or ""
-        cells = [str(step), task["task_id"], task["status"], str(task["attempts"]), took, note]
-        table.add_row(*(escape(c) for c in cells))
-    return table
-
-
-def _history_table(history: list[Snapshot[Any]], now: float) -> Table:
-    table = _table("checkpoint", "step", "source", "status", "next", "created", title="history")
-    for past in history:
-        created = f"{duration(now - past.created_at)} ago"
-        cells = [past.checkpoint_id, str(past.step), past.source, past.status, ", ".join(past.next), created]
-        table.add_row(*(escape(c) for c in cells))
-    return table
-
-
-def _snapshot_record(snapshot: Snapshot[Any]) -> dict[str, Any]:
-    return {
-        "checkpoint_id": snapshot.checkpoint_id,
-        "parent_id": snapshot.parent_id,
-        "step": snapshot.step,
-        "source": snapshot.source,
-        "status": snapshot.status,
-        "next": list(snapshot.next),
-        "created_at": snapshot.created_at,
-        "state": snapshot.state,
-    }
-
-
-def _tell(snapshot: Snapshot[Any], history: list[Snapshot[Any]], then: Next, *, all_: bool) -> None:
-    """The thread for a person: status, state, questions or error, supersteps (and checkpoints)."""
-    nxt = f" · next: {', '.join(snapshot.next)}" if snapshot.next else ""
-    stdout.print(f"thread {escape(then.thread)}: {snapshot.status} · superstep {snapshot.step}{escape(nxt)}")
-    stdout.print_json(dumps(snapshot.state))
-    if snapshot.interrupts:
-        stdout.print(f"waiting for {len(snapshot.interrupts)} answer(s):")
-        print_pending(snapshot.interrupts, then)
-    if snapshot.error is not None:
-        stdout.print(f"[red]error:[/] {escape(error_text(snapshot.error))}")
-    elif snapshot.status in ("error", "running"):
-        stdout.print(f"resume with: {escape(then.command('resume'))}", highlight=False)
-    rows = _supersteps(history)
-    if rows:
-        stdout.print(_superstep_table(rows))
-    if all_:
-        stdout.print(_history_table(history, time.time()))
-
-
-@command(
-    "show",
-    examples=[
-        "actorgraph show notes-1 -g flow.yaml",
-        "actorgraph show notes-1 -g myapp.flows:approval --history --json",
-    ],
-)
-@click.argument("thread")
-@click.option("--history", "all_", is_flag=True, help="Every checkpoint of the thread too.")
-@graph_option()
-@store_options
-@output_options
-@guarded
-def show(*, thread: str, all_: bool, graph: GraphChoice, store: StoreChoice, out: Output) -> int:
-    """Show THREAD: status, state, pending questions, and each superstep's vertex outcomes."""
-    then = Next(thread, graph, store)
-    with opened(graph.target, store, readonly=True) as app:
-        snapshot = app.get_state(thread)
-        history = app.get_history(thread)
-    if out.json:
-        record = _snapshot_record(snapshot) | {
-            "thread_id": thread,
-            "interrupts": [interrupt_record(p) for p in snapshot.interrupts],
-            "error": error_text(snapshot.error) if snapshot.error else None,
-            "supersteps": [{"step": step, **task} for step, task in _supersteps(history)],
-            "commands": then.answers(snapshot.interrupts) if snapshot.interrupts else [],
-        }
-        if all_:
-            record["history"] = [_snapshot_record(past) for past in history]
-        print_json(record)
-    else:
-        _tell(snapshot, history, then, all_=all_)
-    return DONE

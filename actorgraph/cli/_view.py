@@ -13,11 +13,11 @@ from typing import Final
 
 from rich.console import Console
 from rich.live import Live
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from actorgraph._text import duration, error_text, question
+from actorgraph._text import duration, error_text, preview, question
+from actorgraph.cli._console import cell
 from actorgraph.events import (
     Event,
     RetryScheduled,
@@ -41,6 +41,13 @@ _STYLES: Final = {
 }
 _ROWS: Final = 20  # the newest tasks shown in the live table
 _OUTCOMES: Final = {"ok": "ok", "error": "error", "interrupt": "interrupted"}
+_NOTE: Final = 300  # characters of an error shown in a line or a cell (`show` has it whole)
+
+
+def _short(text: str) -> str:
+    """`text`, cut to a line's worth."""
+    cut = preview(text, _NOTE)
+    return f"{cut.text}..." if cut.cut else cut.text
 
 
 def _path(namespace: str) -> str:
@@ -85,7 +92,7 @@ class View:
         with self._lock:
             line = self._apply(event)
             if line and not self._live:
-                self._console.print(line, soft_wrap=True, highlight=False)
+                self._console.print(cell(line), soft_wrap=True, highlight=False)
 
     def _task(self, event: Event, task_id: str) -> _Task:
         key = (event.namespace, event.step, task_id)
@@ -131,7 +138,7 @@ class View:
         task.status, task.attempt, task.ended = _OUTCOMES[result.status], result.attempts, time.monotonic()
         match result.status:
             case "error":
-                task.note = error_text(result.error)
+                task.note = _short(error_text(result.error))
             case "interrupt":
                 task.note = question(result.interrupt.value, short=True) if result.interrupt else ""
             case _:
@@ -142,7 +149,7 @@ class View:
 
     def _retrying(self, event: RetryScheduled) -> str:
         task = self._task(event, event.task_id)
-        failed, delay = error_text(event.error), duration(event.delay)
+        failed, delay = _short(error_text(event.error)), duration(event.delay)
         task.status, task.note = "retrying", f"{failed}; next in {delay}"
         return f"  {task.label}: attempt {event.attempt} failed ({failed}); retrying in {delay}"
 
@@ -152,17 +159,17 @@ class View:
             tasks = list(self._tasks.values())[-_ROWS:]
             took = duration(time.monotonic() - self._began)
             title = f"thread {self._thread} · superstep {self._step} · {took}"
-        table = Table(title=escape(title), title_justify="left", expand=False)
+        table = Table(title=cell(title), title_justify="left", expand=False)
         for column in ("step", "vertex", "status", "attempt", "elapsed", "note"):
             table.add_column(column, overflow="fold")
         for task in tasks:
             table.add_row(
                 str(task.step),
-                escape(task.label),
+                cell(task.label),
                 Text(task.status, style=_STYLES[task.status]),
                 str(task.attempt or ""),
                 task.elapsed(),
-                escape(task.note),
+                cell(task.note),
             )
         return table
 

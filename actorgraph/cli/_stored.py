@@ -1,0 +1,127 @@
+"""A thread as the store alone tells it: no graph is loaded, none of its code imported.
+
+`show` and `threads` read threads this way. What needs no code is exact:
+status, superstep, next vertices, each task's outcome, the questions and who
+answered them. The state of a run with several branches in flight is the
+merge of their states, and a graph's merge is code: without the graph they are
+merged with the default merge (three-way, per key), and the reading says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from actorgraph import ActorGraphError, Snapshot, ThreadNotFoundError
+from actorgraph._superstep import state_of, status_of
+from actorgraph._types import Node, Position, RunStatus
+from actorgraph.checkpoint import AnswerRow, Checkpointer
+from actorgraph.checkpoint._load import Loaded, load
+from actorgraph.checkpoint._shape import damaged
+from actorgraph.merge import three_way
+
+__all__ = ["Reading", "read", "read_history", "status_of_loaded"]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One checkpoint of a thread, read without its graph.
+
+    Attributes:
+        snapshot: as `get_state` gives it (the state merged by the default merge, see `note`).
+        note: "" when the state is the graph's own; else how it was made without the graph.
+        claims: answers taken for the questions of its pending superstep, by interrupt id.
+    """
+
+    snapshot: Snapshot[Any]
+    note: str = ""
+    claims: Mapping[str, AnswerRow] = field(default_factory=dict)
+
+
+def status_of_loaded(loaded: Loaded) -> RunStatus:
+    """The status of a loaded checkpoint, as `get_state` gives it (all questions claimed: running)."""
+    status = status_of(loaded.position, loaded.superstep, loaded.pauses)
+    if status == "interrupted" and not loaded.interrupts:
+        status = "running"  # every question answered: its run goes on (or its process stopped)
+    return cast("RunStatus", status)
+
+
+def _live(pos: Position) -> list[Node]:
+    """The versions the state is the merge of (as `state_of` picks them)."""
+    if pos.done:
+        messages = [*pos.finished, *(m for buffered in pos.joins.values() for m in buffered)]
+        return [m.node for m in messages]
+    return [m.node.parents[0] if m.send and m.node.parents else m.node for m in pos.messages()]
+
+
+def _state(pos: Position) -> tuple[Any, str]:
+    """The state at `pos` without the graph's merge, and a note when that is not exact."""
+    count = len({node.id for node in _live(pos)})
+    try:
+        state = state_of(pos, three_way)
+    except (ActorGraphError, TypeError, ValueError) as exc:
+        note = (
+            f"the {count} states in flight do not merge without the graph ({exc}); "
+            "show -g TARGET merges them with the graph's own merge"
+        )
+        return None, note
+    if count <= 1:
+        return state, ""
+    note = (
+        f"merged from {count} states in flight with the default merge, not the graph's own; "
+        "show -g TARGET uses the graph's"
+    )
+    return state, note
+
+
+def _reading(loaded: Loaded) -> Reading:
+    pos, row = loaded.position, loaded.row
+    state, note = _state(pos)
+    snapshot: Snapshot[Any] = Snapshot(
+        state=state,
+        status=status_of_loaded(loaded),
+        step=pos.step,
+        next=pos.next_vertices(),
+        superstep=loaded.superstep,
+        interrupts=loaded.interrupts,
+        checkpoint_id=row.checkpoint_id,
+        parent_id=row.parent_id,
+        created_at=row.created_at,
+        thread_id=row.thread_id,
+        source=row.source,
+    )
+    return Reading(snapshot, note, loaded.claims)
+
+
+def read(checkpointer: Checkpointer, thread_id: str) -> Reading:
+    """The head of `thread_id`, without its graph.
+
+    Raises:
+        ThreadNotFoundError: the thread is not in the store.
+        SerializationError: a record is damaged (the error names the thread, checkpoint and field).
+    """
+    loaded = load(checkpointer, thread_id)
+    if loaded is None:
+        raise ThreadNotFoundError(f"thread {thread_id!r} has no stored checkpoint")
+    return _reading(loaded)
+
+
+def read_history(checkpointer: Checkpointer, thread_id: str) -> list[Reading]:
+    """Every checkpoint of `thread_id`, newest first, without its graph.
+
+    Raises:
+        SerializationError: a record is damaged.
+    """
+    try:
+        rows = checkpointer.history(thread_id)
+    except ActorGraphError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError) as exc:  # a stored row of the wrong types
+        raise damaged(f"the checkpoint list of thread {thread_id!r}", f"{type(exc).__name__}: {exc}") from exc
+    readings = []
+    for row in rows:
+        loaded = load(checkpointer, thread_id, row.checkpoint_id)
+        if loaded is not None:
+            readings.append(_reading(loaded))
+    return readings

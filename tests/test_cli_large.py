@@ -28,7 +28,7 @@ def test_a_50_mb_state_and_question_are_shown_cut_and_whole_on_request(sh: Shell
     assert len(asked) < BOUND
     assert '"question": "keep it?"' in asked
     assert (
-        "... cut: showing 4,000 of 50,000,042 characters, 47.7 MiB; all of it: actorgraph show big --full"
+        "    ... cut: showing 4,000 of 50,000,036 characters, 47.7 MiB; all of it: actorgraph show big --full"
         in asked
     )
 

@@ -134,3 +134,19 @@ def test_a_forged_recorded_graph_is_refused_in_one_line(sh: Shell) -> None:
     assert refused.stderr.startswith("error: the graph recorded with thread 'f' is not a TARGET (")
     assert "\x1b" not in refused.stderr and len(refused.stderr.splitlines()) == 1
     assert sh.json("answer", "f", "yes", "-g", "cli_graphs:approval")["status"] == "done"
+
+
+@pytest.mark.timeout(120)
+def test_show_without_the_graph_shows_the_branches_only_its_merge_combines(sh: Shell) -> None:
+    given = '{"items": ["laptop", "desk"], "log": []}'
+    paused = sh.json("run", "cli_graphs:approvals", "--thread", "buy", "--input", given, code=3)
+    for question in paused["interrupts"]:
+        sh("answer", "buy", "yes", "--id", question["id"], "-q", code=None)
+    alone = sh.json("show", "buy")
+    assert (alone["status"], alone["state"]) == ("done", None)
+    assert "conflict on key 'log'" in alone["state_note"]
+    assert sorted(b["state"]["log"][0] for b in alone["branches"]) == ["desk=yes", "laptop=yes"]
+    told = sh("show", "buy").stdout
+    assert "from approve:0:\n" in told and "show -g TARGET merges them" in told
+    merged = sh.json("show", "buy", "-g", "cli_graphs:approvals")
+    assert sorted(merged["state"]["log"]) == ["desk=yes", "laptop=yes"] and merged["branches"] == []

@@ -49,17 +49,18 @@ class Next:
         return [self.command("answer", "VALUE", "--id", p.id) for p in pending]
 
 
-def print_value(value: Any, then: Next, *, full: bool = False, indent: str = "") -> None:
-    """A state or question as JSON: whole with `full`, else its first characters and its size.
+def print_value(value: Any, then: Next, *, full: bool = False, margin: str = "") -> None:
+    """A value as JSON: a state indented, a question's value (with a `margin`) on one line.
 
-    A value cut short ends with how large it is and the command that shows it all.
+    Whole with `full`; else its first characters, then how large it is and the command
+    that shows it all.
     """
-    text = dumps(value, indent=2)
+    text = dumps(value, indent=None if margin else 2)
     shown = preview(text, len(text) if full else PREVIEW_CHARS)
-    stdout.print("\n".join(f"{indent}{line}" for line in shown.text.splitlines()))
+    stdout.print("\n".join(f"{margin}{line}" for line in shown.text.splitlines()))
     if shown.cut:
         size = size_text(len(text.encode(errors="surrogatepass")))
-        note = f"{indent}... cut: {shown.note[1:-1]}, {size}; all of it: {then.command('show', '--full')}"
+        note = f"{margin}... cut: {shown.note[1:-1]}, {size}; all of it: {then.command('show', '--full')}"
         stdout.print(styled((note, "dim")))
 
 
@@ -70,7 +71,7 @@ def print_pending(pending: Sequence[Interrupt], then: Next, *, full: bool = Fals
             asked = question(p.value)
             stdout.print(f"  {p.id} ({p.vertex}): {asked if full else cut_short(asked)}")
             if not isinstance(p.value, str):
-                print_value(p.value, then, full=full, indent="    ")
+                print_value(p.value, then, full=full, margin="    ")
         else:
             stdout.print(f"  {p.id}: breakpoint {p.kind} {p.vertex!r}")
     stdout.print("answer with:" if pending[0].kind == "interrupt" else "go on with:")

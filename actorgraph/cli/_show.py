@@ -33,6 +33,7 @@ from actorgraph.cli._threads import ago, store_of, table
 __all__ = ["show"]
 
 _CELL = 300  # characters of an error or a question in the superstep table, unless --full
+_BRANCHES = 5  # states in flight shown one by one, unless --full
 
 
 def _supersteps(history: list[Reading]) -> list[tuple[int, dict[str, Any]]]:
@@ -78,6 +79,7 @@ def _snapshot_record(reading: Reading) -> dict[str, Any]:
         "created_at": snapshot.created_at,
         "state": snapshot.state,
         "state_note": reading.note or None,
+        "branches": [{"sender": sender, "state": state} for sender, state in reading.branches],
     }
 
 
@@ -86,14 +88,28 @@ def _claims_record(reading: Reading) -> list[dict[str, Any]]:
     return [{name: getattr(claim, name) for name in fields} for claim in reading.claims.values()]
 
 
+def _tell_branches(head: Reading, then: Next, *, full: bool) -> None:
+    """The states in flight one by one (the first few, unless --full): the store alone cannot merge them."""
+    shown = head.branches if full else head.branches[:_BRANCHES]
+    for sender, state in shown:
+        stdout.print(f"from {sender}:")
+        print_value(state, then, full=full)
+    if len(shown) < len(head.branches):
+        more = len(head.branches) - len(shown)
+        stdout.print(styled((f"... and {more} more: {then.command('show', '--full')}", "dim")))
+
+
 def _tell(head: Reading, history: list[Reading], then: Next, *, all_: bool, full: bool) -> None:
     """The thread for a person: status, state, questions or error, supersteps (and checkpoints)."""
     snapshot = head.snapshot
     nxt = f" · next: {', '.join(snapshot.next)}" if snapshot.next else ""
     stdout.print(f"thread {then.thread}: {snapshot.status} · superstep {snapshot.step}{nxt}")
-    print_value(snapshot.state, then, full=full)
     if head.note:
         stdout.print(styled((f"({head.note})", "dim")))
+    if snapshot.state is None and head.branches:
+        _tell_branches(head, then, full=full)
+    else:
+        print_value(snapshot.state, then, full=full)
     if snapshot.interrupts:
         stdout.print(f"waiting for {len(snapshot.interrupts)} answer(s):")
         print_pending(snapshot.interrupts, then, full=full)

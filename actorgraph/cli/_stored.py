@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from actorgraph import ActorGraphError, Snapshot, ThreadNotFoundError
+from actorgraph import ActorGraphError, MergeConflictError, Snapshot, ThreadNotFoundError
 from actorgraph._superstep import state_of, status_of
 from actorgraph._types import Node, Position, RunStatus
 from actorgraph.checkpoint import AnswerRow, Checkpointer
@@ -32,11 +32,13 @@ class Reading:
         snapshot: as `get_state` gives it (the state merged by the default merge, see `note`).
         note: "" when the state is the graph's own; else how it was made without the graph.
         claims: answers taken for the questions of its pending superstep, by interrupt id.
+        branches: when the state is not exact (`note`), the states it merges: (sender, state).
     """
 
     snapshot: Snapshot[Any]
     note: str = ""
     claims: Mapping[str, AnswerRow] = field(default_factory=dict)
+    branches: tuple[tuple[str, Any], ...] = ()
 
 
 def status_of_loaded(loaded: Loaded) -> RunStatus:
@@ -47,37 +49,40 @@ def status_of_loaded(loaded: Loaded) -> RunStatus:
     return cast("RunStatus", status)
 
 
-def _live(pos: Position) -> list[Node]:
-    """The versions the state is the merge of (as `state_of` picks them)."""
+def _live(pos: Position) -> dict[str, tuple[str, Node]]:
+    """The versions the state is the merge of (as `state_of` picks them), by id, with their senders."""
     if pos.done:
         messages = [*pos.finished, *(m for buffered in pos.joins.values() for m in buffered)]
-        return [m.node for m in messages]
-    return [m.node.parents[0] if m.send and m.node.parents else m.node for m in pos.messages()]
+        return {m.node.id: (m.sender, m.node) for m in messages}
+    picked = ((m.sender, m.node.parents[0] if m.send and m.node.parents else m.node) for m in pos.messages())
+    return {node.id: (sender, node) for sender, node in picked}
 
 
-def _state(pos: Position) -> tuple[Any, str]:
-    """The state at `pos` without the graph's merge, and a note when that is not exact."""
-    count = len({node.id for node in _live(pos)})
+def _state(pos: Position) -> tuple[Any, str, tuple[tuple[str, Any], ...]]:
+    """The state at `pos` without the graph's merge; when that is not exact, a note and the branches."""
+    live = _live(pos)
+    branches = tuple((sender, node.state) for sender, node in live.values())
     try:
         state = state_of(pos, three_way)
     except (ActorGraphError, TypeError, ValueError) as exc:
+        why = f"conflict on key {exc.key!r}" if isinstance(exc, MergeConflictError) else "do not merge"
         note = (
-            f"the {count} states in flight do not merge without the graph ({exc}); "
-            "show -g TARGET merges them with the graph's own merge"
+            f"the graph's merge combines the {len(live)} states in flight; without the graph they {why}, "
+            "so they are shown one by one (show -g TARGET merges them)"
         )
-        return None, note
-    if count <= 1:
-        return state, ""
+        return None, note, branches
+    if len(live) <= 1:
+        return state, "", ()
     note = (
-        f"merged from {count} states in flight with the default merge, not the graph's own; "
+        f"merged from {len(live)} states in flight with the default merge, not the graph's own; "
         "show -g TARGET uses the graph's"
     )
-    return state, note
+    return state, note, branches
 
 
 def _reading(loaded: Loaded) -> Reading:
     pos, row = loaded.position, loaded.row
-    state, note = _state(pos)
+    state, note, branches = _state(pos)
     snapshot: Snapshot[Any] = Snapshot(
         state=state,
         status=status_of_loaded(loaded),
@@ -91,7 +96,7 @@ def _reading(loaded: Loaded) -> Reading:
         thread_id=row.thread_id,
         source=row.source,
     )
-    return Reading(snapshot, note, loaded.claims)
+    return Reading(snapshot, note, loaded.claims, branches)
 
 
 def read(checkpointer: Checkpointer, thread_id: str) -> Reading:

@@ -68,6 +68,7 @@ def test_control_characters_and_markup_in_stored_data_are_shown_as_text(sh: Shel
 
 @pytest.mark.timeout(60)
 def test_serve_names_a_hostile_graph_as_text(sh: Shell) -> None:
+    pytest.importorskip("uvicorn", reason="serve needs the web extra")
     server = subprocess.Popen(
         sh.argv("serve", "cli_graphs:hostile", "--port", "0"),
         cwd=sh.home,

@@ -34,10 +34,13 @@ def _too_late(thread: str, claims: Iterable[AnswerRow]) -> AlreadyAnsweredError 
 
 def _earlier_claims(checkpointer: Checkpointer, thread: str) -> list[AnswerRow]:
     """The answers taken for the newest recent checkpoint that asked questions (its run since went on)."""
-    for row in checkpointer.history(thread, limit=_LOOK_BACK):
-        claims = checkpointer.answers_at(thread, row.checkpoint_id)
-        if claims:
-            return list(claims.values())
+    try:
+        for row in checkpointer.history(thread, limit=_LOOK_BACK):
+            claims = checkpointer.answers_at(thread, row.checkpoint_id)
+            if claims:
+                return list(claims.values())
+    except (TypeError, ValueError, KeyError, IndexError):  # a damaged older row: no earlier answer to name
+        return []
     return []
 
 

@@ -287,8 +287,8 @@ class CompiledGraph(Generic[S]):
         all; a `StuckVertexWarning` names them while `close` waits, and again if
         it gives up (their threads then end on their own when the call returns).
         """
-        if self._finalizer.detach() is not None:
-            self._runtime.close(timeout)
+        self._finalizer.detach()
+        self._runtime.close(timeout)  # again: waits for what an earlier close (from a listener) left
 
     @property
     def closed(self) -> bool:

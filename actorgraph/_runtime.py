@@ -62,6 +62,7 @@ class Runtime:
         self.pools = {name: backend.pool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
         self.coordinators = CoordinatorPool(coordinators)
         self.closed = False
+        self._stopping: list[threading.Thread] = []  # the threads the first close() left to end
         self.children: dict[str, ChildRunner] = {}
         self._inner: list[Runtime] = []  # the subgraphs' runtimes this one made
         shared = {} if shared is None else shared
@@ -132,13 +133,15 @@ class Runtime:
         are logged).
         """
         with self._lock:
-            if self.closed:
-                return
-            self.closed = True
+            closed, self.closed = self.closed, True
             timer = self._timer
         deadline = time.monotonic() + timeout
+        if closed:  # closed before (from a listener, say, without waiting): wait for what it left
+            _join(self._stopping, deadline)
+            return
         threads = self.coordinators.stop()
         actors = self._stop_actors()
+        self._stopping = [*threads, *(a.thread for _, a in actors if a.thread is not None)]
         grace = min(deadline, time.monotonic() + _GRACE)
         _join(threads, grace)  # the coordinators fail their runs as they stop
         self.coordinators.abandon(self._closed_error)  # the runs of a coordinator stuck in a call

@@ -4,9 +4,17 @@ Every vertex is a pykka actor; a coordinator actor runs Pregel supersteps,
 merges whole states without losing updates, and records each task's outcome.
 """
 
-from actorgraph._compiled import CompiledGraph
-from actorgraph._context import Context, interrupt
-from actorgraph._errors import (
+from actorgraph._actors.handle import RunHandle
+from actorgraph._actors.runtime import StuckVertexWarning
+from actorgraph._api.compiled import CompiledGraph
+from actorgraph._api.files import load, load_string
+from actorgraph._api.graph import Graph
+from actorgraph._api.request import RunKeywords
+from actorgraph._api.resume import ThreadNotFoundError
+from actorgraph._build.options import VertexOptions
+from actorgraph._build.validate import GraphValidationWarning
+from actorgraph._engine.context import Context, interrupt
+from actorgraph._model.errors import (
     ActorGraphError,
     AlreadyAnsweredError,
     BackendError,
@@ -28,16 +36,8 @@ from actorgraph._errors import (
     VertexError,
     VertexTimeoutError,
 )
-from actorgraph._files import load, load_string
-from actorgraph._graph import Graph
-from actorgraph._handle import RunHandle
-from actorgraph._options import VertexOptions
-from actorgraph._policy import RetryPolicy
-from actorgraph._request import RunKeywords
-from actorgraph._results import RunResult, Snapshot
-from actorgraph._resume import ThreadNotFoundError
-from actorgraph._runtime import StuckVertexWarning
-from actorgraph._types import (
+from actorgraph._model.policy import RetryPolicy
+from actorgraph._model.records import (
     END,
     PARENT,
     START,
@@ -48,7 +48,7 @@ from actorgraph._types import (
     SuperstepState,
     VertexResult,
 )
-from actorgraph._validate import GraphValidationWarning
+from actorgraph._model.results import RunResult, Snapshot
 
 __all__ = [
     "END",

@@ -32,9 +32,9 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from typing import Final, NamedTuple
 
-from actorgraph._errors import ActorGraphError, ConfigError
-from actorgraph._spec import GraphSpec
-from actorgraph._types import END, START
+from actorgraph._model.errors import ActorGraphError, ConfigError
+from actorgraph._model.records import END, START
+from actorgraph._model.spec import GraphSpec
 
 __all__ = ["render_png", "to_dot", "to_mermaid"]
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from actorgraph._types import ErrorInfo, Interrupt, VertexResult
+from actorgraph._model.records import ErrorInfo, Interrupt, VertexResult
 
 __all__ = [
     "Custom",

@@ -11,7 +11,7 @@ import sys
 
 import structlog
 
-from actorgraph._log import stdlib_logger
+from actorgraph._actors.log import stdlib_logger
 
 __all__ = ["configure"]
 

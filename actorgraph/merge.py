@@ -26,9 +26,9 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from actorgraph._errors import ConfigError, InvalidUpdateError, MergeConflictError
-from actorgraph._fields import fields, rebuild
-from actorgraph._types import Merge
+from actorgraph._engine.fields import fields, rebuild
+from actorgraph._model.errors import ConfigError, InvalidUpdateError, MergeConflictError
+from actorgraph._model.records import Merge
 
 __all__ = [
     "MISSING",

@@ -6,7 +6,7 @@ import copy
 import timeit
 from typing import Any
 
-from actorgraph._copy import copy_state
+from actorgraph._engine.copies import copy_state
 
 __all__ = ["report"]
 

@@ -59,9 +59,9 @@ def main() -> int:
         try:
             app.invoke(ag.Command(resume=answer), thread_id=thread, answered_by=f"proc-{answer}")
         except ag.AlreadyAnsweredError as exc:
-            print(f"lost:{exc.answered_by}", flush=True)
+            print(f"lost:{exc.answered_by}", flush=True)  # noqa: T201 - the test reads it
             return 0
-        print("won", flush=True)
+        print("won", flush=True)  # noqa: T201 - the test reads it
     return 0
 
 

@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from actorgraph._config._model import EdgeFile, GraphFile, RetryFile, SendFile, StateKey, VertexFile
+from actorgraph._api.files.model import EdgeFile, GraphFile, RetryFile, SendFile, StateKey, VertexFile
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "reference" / "configuration.md"
 
 INTRO = """\
 # Graph files (YAML): the reference
 
-Generated from the schema (`actorgraph._config._model`) by `tests/config_reference.py`; a
+Generated from the schema (`actorgraph._api.files.model`) by `tests/config_reference.py`; a
 test fails when they differ. `actorgraph schema` prints the same format as JSON Schema, for
 editors that validate and complete YAML. `actorgraph.load("flow.yaml")` reads a file and
 returns a `Graph`; every problem is a `ConfigFileError` naming the file, line and column.
@@ -37,7 +37,7 @@ tags, no merge keys). See [Graph files are code](../security.md#graph-files-are-
 
 
 def _type(field: Any) -> str:
-    text = str(field.annotation).replace("typing.", "").replace("actorgraph._config._model.", "")
+    text = str(field.annotation).replace("typing.", "").replace("actorgraph._api.files.model.", "")
     return text.replace("NoneType", "null").replace("|", "or").replace("  ", " ")
 
 

@@ -41,7 +41,7 @@ def build(ledger: str | None = None) -> ag.Graph[Research]:
         item = payload["item"]
         if ledger:
             note(ledger, f"start:{item}")
-        while item >= 3 and os.environ.get("BLOCK"):  # noqa: PLR2004 - the items left unfinished
+        while item >= 3 and os.environ.get("BLOCK"):
             time.sleep(1)
         if ledger:
             note(ledger, f"end:{item}")
@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
     mode, db, thread, ledger = argv
     with SqliteCheckpointer(db) as store, build(ledger).compile(checkpointer=store) as app:
         given = {"topic": "actors", "results": []} if mode == "run" else None
-        print(json.dumps(app.invoke(given, thread_id=thread).state, sort_keys=True), flush=True)
+        print(json.dumps(app.invoke(given, thread_id=thread).state, sort_keys=True), flush=True)  # noqa: T201
     return 0
 
 

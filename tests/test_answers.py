@@ -143,7 +143,7 @@ def test_racing_processes_answer_once_and_the_losers_run_nothing(
     _paused(store_kind, target, ledger)
     answers = [f"a{i}" for i in range(4)]
     procs = [
-        subprocess.Popen(  # noqa: S603 - our own child script
+        subprocess.Popen(
             [sys.executable, str(CHILD), store_kind, target, "t", a, str(ledger), str(go)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -172,7 +172,7 @@ def test_a_claimed_answer_survives_its_process_and_the_next_resume_applies_it(
     target = _target(store_kind, tmp_path, request)
     ledger = tmp_path / "ledger"
     question = _paused(store_kind, target, ledger)
-    child = subprocess.Popen(  # noqa: S603 - our own child script
+    child = subprocess.Popen(
         [sys.executable, str(CHILD), store_kind, target, "t", "ship", str(ledger)],
         env={**_env(), "SLEEP": "60"},
     )

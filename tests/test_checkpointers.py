@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from actorgraph._errors import CheckpointError
+from actorgraph._model.errors import CheckpointError
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, Checkpointer, CheckpointRow, ThreadInfo, WriteRow
 from actorgraph.checkpoint.memory import MemoryCheckpointer
 from actorgraph.checkpoint.postgres import PostgresCheckpointer

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import actorgraph as ag
-from actorgraph._config import json_schema
+from actorgraph._api.files.loading import json_schema
 
 RISK = """\
 name: risk

@@ -15,7 +15,7 @@ import pytest
 from test_cli import Shell
 
 import actorgraph as ag
-from actorgraph._config._yaml import MAX_ALIASED, MAX_BYTES, MAX_DEPTH, MAX_NODES
+from actorgraph._api.files.reading import MAX_ALIASED, MAX_BYTES, MAX_DEPTH, MAX_NODES
 
 TAIL = "edges:\n  - {source: __start__, target: v}\n  - {source: v, target: __end__}\n"
 

@@ -8,8 +8,8 @@ import pathlib
 import pytest
 
 import actorgraph as ag
-from actorgraph._spec import GraphSpec
-from actorgraph._validate import build_spec
+from actorgraph._build.validate import build_spec
+from actorgraph._model.spec import GraphSpec
 from actorgraph.draw import render_png, to_dot, to_mermaid
 
 

@@ -19,10 +19,10 @@ DECODER_INTERNALS = {
     ("checkpoint/_msgpack_ext.py", "ValueError"),
     ("checkpoint/_clocktime.py", "TypeError"),
     # raised inside an expression's evaluation, which turns each into a RoutingError naming it
-    ("_expr.py", "TypeError"),
-    ("_expr.py", "ValueError"),
+    ("_api/files/expr.py", "TypeError"),
+    ("_api/files/expr.py", "ValueError"),
     # pydantic's validators must raise ValueError; load() turns it into a located ConfigFileError
-    ("_config/_model.py", "ValueError"),
+    ("_api/files/model.py", "ValueError"),
 }
 
 

@@ -12,8 +12,8 @@ import pytest
 from shared import SharedDict
 
 import actorgraph as ag
-from actorgraph._lineage import merge_nodes
-from actorgraph._types import Node
+from actorgraph._engine.lineage import merge_nodes
+from actorgraph._model.records import Node
 from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.merge import add, append, by_key
 

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from shared import SharedEvent, SharedList
 
 import actorgraph as ag
-from actorgraph._lineage import merge_nodes
-from actorgraph._types import Node
+from actorgraph._engine.lineage import merge_nodes
+from actorgraph._model.records import Node
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 from actorgraph.events import SuperstepCommitted
 from actorgraph.merge import add, append, by_key

@@ -17,9 +17,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import actorgraph._expr
-from actorgraph._errors import ConfigFileError, GraphValidationError, RoutingError
-from actorgraph._expr import MAX_DEPTH, MAX_NODES, MAX_SIZE, MAX_TEXT, Expression, compile_expression
+import actorgraph._api.files.expr
+from actorgraph._api.files.expr import (
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_SIZE,
+    MAX_TEXT,
+    Expression,
+    compile_expression,
+)
+from actorgraph._model.errors import ConfigFileError, GraphValidationError, RoutingError
 
 STATE: dict[str, Any] = {
     "score": 70,
@@ -349,7 +356,7 @@ def test_deep_or_huge_input_never_crashes_the_parser() -> None:
 
 
 def test_the_module_never_hands_text_to_python_to_run() -> None:
-    tree = ast.parse(Path(actorgraph._expr.__file__).read_text())
+    tree = ast.parse(Path(actorgraph._api.files.expr.__file__).read_text())
     called = {
         node.func.id
         for node in ast.walk(tree)

@@ -14,7 +14,7 @@ import pytest
 from shared import SharedDict, SharedEvent, SharedList
 
 import actorgraph as ag
-from actorgraph._retry import backoff, choose, is_transient, next_delay
+from actorgraph._engine.retry import backoff, choose, is_transient, next_delay
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 from actorgraph.merge import append, by_key
 from actorgraph.testing import FakeClock

@@ -294,7 +294,7 @@ def test_an_answer_from_another_thread_is_refused(compile_graph: Compile, store:
 def test_interrupt_ids_are_recognisable_and_a_plain_mapping_is_an_answer(
     compile_graph: Compile, store: Any
 ) -> None:
-    from actorgraph._context import is_interrupt_id
+    from actorgraph._engine.context import is_interrupt_id
 
     app = compile_graph(two_questions(), checkpointer=store)
     pending = app.invoke({}, thread_id="form").interrupts[0]

@@ -1,4 +1,4 @@
-"""LangGraph's idioms as its users write them: each gives LangGraph's result, or a clear error where we differ.
+"""LangGraph's idioms as its users write them: LangGraph's result, or a clear error where we differ.
 
 The map-reduce below is LangGraph's own (a `Send` carries only its item; the
 worker returns an update to a state with an `Annotated` reducer), in three
@@ -39,7 +39,7 @@ def test_map_reduce_with_partial_payloads_killed_and_resumed_ends_as_the_uninter
 ) -> None:
     db, ledger = tmp_path / "runs.db", tmp_path / "ledger"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(CHILD.parent), *sys.path])}
-    child = subprocess.Popen(  # noqa: S603 - our own child script
+    child = subprocess.Popen(
         [sys.executable, str(CHILD), "run", str(db), "t", str(ledger)], env={**env, "BLOCK": "1"}
     )
     deadline = time.monotonic() + 60
@@ -51,7 +51,7 @@ def test_map_reduce_with_partial_payloads_killed_and_resumed_ends_as_the_uninter
     time.sleep(0.3)  # the finished tasks' results reach the store (durability "sync")
     os.kill(child.pid, signal.SIGKILL)
     child.wait(30)
-    resumed = subprocess.run(  # noqa: S603 - our own child script
+    resumed = subprocess.run(
         [sys.executable, str(CHILD), "resume", str(db), "t", str(ledger)],
         env=env,
         capture_output=True,

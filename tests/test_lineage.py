@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from actorgraph._lineage import lowest_common_ancestors, merge_nodes
-from actorgraph._types import Node
+from actorgraph._engine.lineage import lowest_common_ancestors, merge_nodes
+from actorgraph._model.records import Node
 from actorgraph.merge import add, append, by_key
 
 MERGE = by_key({"n": add, "log": append})

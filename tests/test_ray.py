@@ -27,7 +27,7 @@ import pytest
 from shared import SharedDict, SharedEvent
 
 import actorgraph as ag
-from actorgraph._backend import THREADS
+from actorgraph._actors.backend import THREADS
 from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.events import TaskFinished
 from actorgraph.merge import append, by_key

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from actorgraph._errors import SerializationError
+from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._protocol import Serializer
 from actorgraph.checkpoint.serde import EncryptedSerializer, MsgpackSerializer, PickleSerializer
 

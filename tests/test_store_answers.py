@@ -6,11 +6,11 @@ import sqlite3
 import threading
 
 import pytest
+from test_checkpointers import chain, cid, row
 
-from actorgraph._errors import CheckpointError, ConfigError
+from actorgraph._model.errors import CheckpointError, ConfigError
 from actorgraph.checkpoint import AnswerRow
 from actorgraph.checkpoint.sqlite import SqliteCheckpointer
-from test_checkpointers import chain, cid, row, store  # noqa: F401 - the store fixture
 
 
 def answer(interrupt_id: str, n: int = 1, *, by: str = "ann", data: bytes = b"yes") -> AnswerRow:

@@ -8,10 +8,18 @@ from typing import Any
 import pytest
 
 import actorgraph as ag
-from actorgraph._superstep import Position, commit, current_state, final_state, initial, plan, task_order
-from actorgraph._task import TaskEnv, run_attempt
-from actorgraph._types import Node, SuperstepState, Task
-from actorgraph._validate import build_spec
+from actorgraph._build.validate import build_spec
+from actorgraph._engine.superstep import (
+    Position,
+    commit,
+    current_state,
+    final_state,
+    initial,
+    plan,
+    task_order,
+)
+from actorgraph._engine.task import TaskEnv, run_attempt
+from actorgraph._model.records import Node, SuperstepState, Task
 from actorgraph.merge import append, by_key
 
 ENV = TaskEnv(node_prefix="t/")
@@ -144,8 +152,8 @@ def test_plan_gives_each_send_its_own_task_with_the_vertex_value() -> None:
     spec = build_spec(line("a"))
     root = Node("r", {})
     inbox = (
-        ag._types.Message("a", root, "x", send=True, step=1),
-        ag._types.Message("a", root, "x", send=True, step=1),
+        ag._model.records.Message("a", root, "x", send=True, step=1),
+        ag._model.records.Message("a", root, "x", send=True, step=1),
     )
     tasks = plan(Position(1, inbox, values={"a": 7}))
     assert [(t.id, t.value) for t in tasks] == [("a:0", 7), ("a:1", 7)]
@@ -156,7 +164,7 @@ def test_plan_gives_each_send_its_own_task_with_the_vertex_value() -> None:
 def test_current_state_counts_a_send_as_the_state_it_came_from() -> None:
     sender = Node("out", {"items": [1, 2], "done": []})
     sends = tuple(
-        ag._types.Message(
+        ag._model.records.Message(
             "work", Node.child(f"out>{i}", {**sender.state, "item": i}, sender), "split", send=True
         )
         for i in (1, 2)

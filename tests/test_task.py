@@ -6,9 +6,9 @@ import contextlib
 from typing import Any
 
 import actorgraph as ag
-from actorgraph._task import TaskEnv, run_attempt
-from actorgraph._types import Message, Node, Task
-from actorgraph._validate import build_spec
+from actorgraph._build.validate import build_spec
+from actorgraph._engine.task import TaskEnv, run_attempt
+from actorgraph._model.records import Message, Node, Task
 
 ENV = TaskEnv(node_prefix="t/", thread_id="th", line="origin")
 

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from actorgraph._errors import ConfigError, SerializationError
+from actorgraph._model.errors import ConfigError, SerializationError
 
 __all__ = [
     "Allowlist",

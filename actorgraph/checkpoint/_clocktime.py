@@ -10,7 +10,7 @@ import datetime as dt
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from actorgraph._errors import SerializationError
+from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._allowlist import FIX, Refused, type_name
 
 __all__ = ["datetime_fields", "make_datetime", "make_time", "time_fields"]

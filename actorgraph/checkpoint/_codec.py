@@ -22,8 +22,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from actorgraph._errors import SerializationError
-from actorgraph._types import ErrorInfo, Handoff, Interrupt, Message, Node, Position, VertexResult
+from actorgraph._model.errors import SerializationError
+from actorgraph._model.records import ErrorInfo, Handoff, Interrupt, Message, Node, Position, VertexResult
 
 __all__ = [
     "FORMAT",

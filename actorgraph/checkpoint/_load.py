@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorgraph._errors import ActorGraphError, SerializationError
-from actorgraph._types import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
+from actorgraph._model.errors import ActorGraphError, SerializationError
+from actorgraph._model.records import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,

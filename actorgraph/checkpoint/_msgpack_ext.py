@@ -28,7 +28,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from actorgraph._errors import SerializationError
+from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._allowlist import (
     FIX,
     Allowlist,

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from actorgraph._errors import SerializationError
+from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._protocol import Serializer
 
 __all__ = [

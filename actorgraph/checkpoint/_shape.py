@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from actorgraph._errors import CheckpointError, SerializationError
+from actorgraph._model.errors import CheckpointError, SerializationError
 
 __all__ = ["check_checkpoint", "check_write", "damaged", "format_of"]
 

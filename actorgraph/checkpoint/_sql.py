@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from actorgraph._errors import CheckpointError
-from actorgraph._types import NS
+from actorgraph._model.errors import CheckpointError
+from actorgraph._model.records import NS
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
 from actorgraph.checkpoint._sql_answers import SqlAnswers

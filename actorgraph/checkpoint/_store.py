@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Self, cast
 
-from actorgraph._errors import CheckpointError, ConfigError
+from actorgraph._model.errors import CheckpointError, ConfigError
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer
 
 __all__ = [

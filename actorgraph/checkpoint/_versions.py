@@ -18,8 +18,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Self
 
-from actorgraph._errors import SerializationError
-from actorgraph._types import Node
+from actorgraph._model.errors import SerializationError
+from actorgraph._model.records import Node
 from actorgraph.checkpoint._codec import aad, blob_aad
 from actorgraph.checkpoint._parts import (
     SMALL,

@@ -7,8 +7,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from actorgraph._errors import CheckpointError
-from actorgraph._types import NS
+from actorgraph._model.errors import CheckpointError
+from actorgraph._model.records import NS
 from actorgraph.checkpoint._protocol import (
     SCHEMA_VERSION,
     AnswerRow,

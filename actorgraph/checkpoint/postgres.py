@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from actorgraph._errors import CheckpointError
+from actorgraph._model.errors import CheckpointError
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import Serializer
 from actorgraph.checkpoint._sql import SqlStore

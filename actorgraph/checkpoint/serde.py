@@ -24,7 +24,7 @@ import pickle
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from actorgraph._errors import ConfigError, MissingDependencyError, SerializationError
+from actorgraph._model.errors import ConfigError, MissingDependencyError, SerializationError
 from actorgraph.checkpoint._allowlist import Allowlist, Refused
 from actorgraph.checkpoint._msgpack_ext import MAGIC as _MSGPACK_MAGIC
 from actorgraph.checkpoint._msgpack_ext import Codec

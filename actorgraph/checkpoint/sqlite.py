@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from actorgraph._errors import CheckpointError
+from actorgraph._model.errors import CheckpointError
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import Serializer
 from actorgraph.checkpoint._sql import SqlStore

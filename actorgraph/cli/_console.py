@@ -18,7 +18,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from actorgraph._text import as_json, printable
+from actorgraph._api.text import as_json, printable
 
 __all__ = ["SafeConsole", "cell", "print_json", "safe", "stderr", "stdout", "styled"]
 

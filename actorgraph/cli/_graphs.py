@@ -149,7 +149,7 @@ def schema(*, out: Output) -> int:  # noqa: ARG001 - --json is accepted: the sch
 
     The output is JSON with or without --json.
     """
-    from actorgraph._config import json_schema  # noqa: PLC0415 - PyYAML and pydantic only when asked
+    from actorgraph._api.files.loading import json_schema  # noqa: PLC0415 - PyYAML and pydantic only when asked
 
     print_json(json_schema())
     return DONE

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph import Interrupt, RunResult, Snapshot, VertexError
-from actorgraph._text import PREVIEW_CHARS, dumps, interrupt_record, preview, question, size_text
+from actorgraph._api.text import PREVIEW_CHARS, dumps, interrupt_record, preview, question, size_text
 from actorgraph.cli._console import print_json, stderr, stdout, styled
 from actorgraph.cli._exits import DONE, INTERRUPTED, STOPPED, report
 from actorgraph.cli._options import GraphChoice, Output, StoreChoice, command_line

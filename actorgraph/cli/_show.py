@@ -12,7 +12,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from actorgraph._text import duration, error_text, interrupt_record, task_record
+from actorgraph._api.text import duration, error_text, interrupt_record, task_record
 from actorgraph.cli._console import cell, print_json, stdout, styled
 from actorgraph.cli._exits import DONE, guarded, when
 from actorgraph.cli._opened import opened

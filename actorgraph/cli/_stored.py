@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from actorgraph import ActorGraphError, MergeConflictError, Snapshot, ThreadNotFoundError
-from actorgraph._superstep import state_of, status_of
-from actorgraph._types import Node, Position, RunStatus
+from actorgraph._engine.superstep import state_of, status_of
+from actorgraph._model.records import Node, Position, RunStatus
 from actorgraph.checkpoint import AnswerRow, Checkpointer
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._shape import damaged

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from actorgraph import Interrupt
-from actorgraph._text import duration, interrupt_record, question
+from actorgraph._api.text import duration, interrupt_record, question
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
 from actorgraph.checkpoint._load import load
 from actorgraph.cli._console import cell, print_json, stdout

@@ -16,7 +16,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from actorgraph._text import duration, error_text, preview, question
+from actorgraph._api.text import duration, error_text, preview, question
 from actorgraph.cli._console import cell
 from actorgraph.events import (
     Event,

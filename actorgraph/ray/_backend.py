@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
-from actorgraph._backend import Pool
-from actorgraph._errors import ActorGraphError, BackendError
-from actorgraph._spec import GraphSpec, VertexSpec
-from actorgraph._timer import Timer
+from actorgraph._actors.backend import Pool
+from actorgraph._actors.timer import Timer
+from actorgraph._model.errors import ActorGraphError, BackendError
+from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.ray._code import pickled_code, search_path
 from actorgraph.ray._connect import connect, import_ray
 from actorgraph.ray._groups import Group, Partition, Profile
@@ -311,7 +311,7 @@ def _vertices(spec: GraphSpec, path: str = "") -> Iterator[tuple[str, VertexSpec
 
 
 def _check_settings(partitions: Any, max_concurrency: Any, connect_timeout: Any, large_state: Any) -> None:
-    from actorgraph._errors import ConfigError  # noqa: PLC0415 - only for the messages
+    from actorgraph._model.errors import ConfigError  # noqa: PLC0415 - only for the messages
 
     for name, value, low in (("partitions", partitions, 1), ("max_concurrency", max_concurrency, 1)):
         if value is not None and not (isinstance(value, int) and value >= low):

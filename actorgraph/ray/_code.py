@@ -10,9 +10,9 @@ from types import ModuleType
 
 import cloudpickle
 
-from actorgraph._call import VertexCode
-from actorgraph._errors import GraphValidationError
-from actorgraph._spec import VertexSpec
+from actorgraph._engine.call import VertexCode
+from actorgraph._model.errors import GraphValidationError
+from actorgraph._model.spec import VertexSpec
 
 __all__ = ["pickled_code", "search_path"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from actorgraph._errors import BackendError, MissingDependencyError
+from actorgraph._model.errors import BackendError, MissingDependencyError
 from actorgraph.ray._code import search_path
 
 __all__ = ["connect", "import_ray", "sandbox_defaults"]

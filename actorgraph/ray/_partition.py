@@ -7,7 +7,7 @@ partitions' processes. A partition keeps no state a run needs: it holds the
 code of the vertices it has run (fetched from the object store the first time,
 so a restarted partition fetches it again) and nothing else.
 
-The attempt itself is `actorgraph._call.call_vertex`, the same function the
+The attempt itself is `actorgraph._engine.call.call_vertex`, the same function the
 thread backend calls: what a vertex returns, raises or pauses for travels back
 as a pickled `Called`, and the driver finishes the task.
 """
@@ -22,9 +22,9 @@ from typing import Any
 
 import cloudpickle
 
-from actorgraph._call import Call, Called, Code, call_vertex
-from actorgraph._errors import RecordedError, SerializationError
-from actorgraph._types import ErrorInfo
+from actorgraph._engine.call import Call, Called, Code, call_vertex
+from actorgraph._model.errors import RecordedError, SerializationError
+from actorgraph._model.records import ErrorInfo
 
 __all__ = ["NEED_CODE", "PartitionWorker", "portable_error"]
 

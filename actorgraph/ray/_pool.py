@@ -26,14 +26,19 @@ from typing import Any, Protocol
 import cloudpickle
 import pykka
 
-from actorgraph._errors import ActorGraphError, RunCancelledError, SerializationError, VertexActorDiedError
-from actorgraph._log import log
-from actorgraph._messages import Done, Order, TimedOut
-from actorgraph._pool import VertexActor, closed_pool, done_of, failed_result, report
-from actorgraph._spec import GraphSpec, VertexSpec
-from actorgraph._task import Prepared, finish, prepare
-from actorgraph._timer import Timer
-from actorgraph._types import ErrorInfo, VertexResult
+from actorgraph._actors.log import log
+from actorgraph._actors.messages import Done, Order, TimedOut
+from actorgraph._actors.pool import VertexActor, closed_pool, done_of, failed_result, report
+from actorgraph._actors.timer import Timer
+from actorgraph._engine.task import Prepared, finish, prepare
+from actorgraph._model.errors import (
+    ActorGraphError,
+    RunCancelledError,
+    SerializationError,
+    VertexActorDiedError,
+)
+from actorgraph._model.records import ErrorInfo, VertexResult
+from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.events import TaskStarted
 from actorgraph.ray._groups import Group, Partition
 from actorgraph.ray._partition import NEED_CODE, portable_error

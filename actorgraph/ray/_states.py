@@ -8,8 +8,8 @@ from typing import Any
 
 import cloudpickle
 
-from actorgraph._errors import SerializationError
-from actorgraph._types import Node
+from actorgraph._model.errors import SerializationError
+from actorgraph._model.records import Node
 
 __all__ = ["StateCache"]
 

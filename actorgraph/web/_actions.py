@@ -18,9 +18,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from actorgraph import ActorGraphError, AlreadyAnsweredError, SerializationError, ThreadNotFoundError
-from actorgraph._context import is_interrupt_id
-from actorgraph._errors import ConfigError
-from actorgraph._text import printable
+from actorgraph._api.text import printable
+from actorgraph._engine.context import is_interrupt_id
+from actorgraph._model.errors import ConfigError
 from actorgraph.web._forms import LIMIT, BadForm, TooLarge, read_form
 from actorgraph.web._guard import COOKIE
 from actorgraph.web._ids import segment

@@ -15,7 +15,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from actorgraph import CompiledGraph
-from actorgraph._errors import ActorGraphError, ConfigError
+from actorgraph._model.errors import ActorGraphError, ConfigError
 from actorgraph.checkpoint import Checkpointer
 from actorgraph.web._actions import answer, cancel, login, login_form, retry
 from actorgraph.web._downloads import question_json, state_json

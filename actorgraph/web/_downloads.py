@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from actorgraph import ActorGraphError, ThreadNotFoundError
-from actorgraph._text import interrupt_record
+from actorgraph._api.text import interrupt_record
 from actorgraph.web._pages import not_found
 from actorgraph.web._site import site_of
 from actorgraph.web._values import json_bytes

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 
-from actorgraph._errors import ActorGraphError
+from actorgraph._model.errors import ActorGraphError
 
 __all__ = ["FIELDS", "LIMIT", "BadForm", "TooLarge", "read_form"]
 

@@ -20,8 +20,8 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from actorgraph._errors import ConfigError
-from actorgraph._text import printable
+from actorgraph._api.text import printable
+from actorgraph._model.errors import ConfigError
 
 __all__ = ["LOOPBACK", "HostChecked", "allowed_hosts", "host_name"]
 

@@ -17,7 +17,7 @@ from urllib.parse import quote, unquote
 from starlette._utils import get_route_path
 from starlette.types import Scope
 
-from actorgraph._errors import ActorGraphError, ConfigError
+from actorgraph._model.errors import ActorGraphError, ConfigError
 from actorgraph.checkpoint._store import check_thread_id
 
 __all__ = ["NotAThreadError", "Target", "segment", "target"]

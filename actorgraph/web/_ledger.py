@@ -25,7 +25,7 @@ from actorgraph import (
     RunTimeoutError,
     VertexError,
 )
-from actorgraph._text import PREVIEW_CHARS, Preview, dumps, preview
+from actorgraph._api.text import PREVIEW_CHARS, Preview, dumps, preview
 from actorgraph.checkpoint import Checkpointer
 from actorgraph.checkpoint._load import answer_aad
 
@@ -97,6 +97,8 @@ class Ledger:
             ActorGraphError: the thread cannot be read (damaged) or the answer stored.
         """
         with self._lock(thread_id):
+            if self.running(thread_id):
+                self._refuse_if_answered(thread_id, interrupt_id)  # who won says more than "wait"
             self._refuse_if_running(thread_id)
             command = Command(resume={interrupt_id: value})
             self._started(thread_id, self._compiled.start(command, thread_id=thread_id, answered_by=by))
@@ -120,6 +122,13 @@ class Ledger:
         """Cancel the run this server started on the thread; False if none is going."""
         handle = self._runs.get(thread_id)
         return handle is not None and handle.cancel()
+
+    def _refuse_if_answered(self, thread_id: str, interrupt_id: str) -> None:
+        """Raise `AlreadyAnsweredError` when the store holds an answer to the question (claimed already)."""
+        store = self._compiled.checkpointer
+        row = store.get_answers(thread_id, [interrupt_id]).get(interrupt_id) if store is not None else None
+        if row is not None:
+            raise AlreadyAnsweredError(thread_id, interrupt_id, row.vertex, row.answered_by, row.answered_at)
 
     def _refuse_if_running(self, thread_id: str) -> None:
         if self.running(thread_id):

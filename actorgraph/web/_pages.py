@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from actorgraph import ActorGraphError, Interrupt, Snapshot, ThreadNotFoundError, VertexResult
-from actorgraph._text import dumps
+from actorgraph._api.text import dumps
 from actorgraph.checkpoint import CheckpointRow, ThreadInfo
 from actorgraph.web._ids import segment
 from actorgraph.web._picture import has_dot, svg

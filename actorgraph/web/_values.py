@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph import Interrupt
-from actorgraph._errors import ConfigError
-from actorgraph._text import (
+from actorgraph._api.text import (
     PREVIEW_CHARS,
     Preview,
     as_json,
@@ -27,6 +26,7 @@ from actorgraph._text import (
     question,
     size_text,
 )
+from actorgraph._model.errors import ConfigError
 
 __all__ = [
     "DEPTH",

@@ -1,0 +1,149 @@
+"""A run's events: logged and handed to the listeners that want them, built only when wanted.
+
+A superstep takes tens of microseconds, so an event nobody listens to, and
+that would not be logged, is never built: `wants` says whether anyone takes
+an event kind, and routine events skip even the log-level check unless debug
+logging was on when the run started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from actorgraph._actors.log import log, stdlib_logger
+from actorgraph._model.records import Task
+from actorgraph.events import (
+    Custom,
+    Event,
+    Interrupted,
+    JoinWaiting,
+    Listener,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    SuperstepCommitted,
+    SuperstepStarted,
+    TaskFinished,
+    TaskStarted,
+)
+
+__all__ = ["Emitter"]
+
+
+class Emitter:
+    """The listeners of one run, and its logger. Safe to call from any thread."""
+
+    def __init__(self, run_id: str, thread_id: str | None, listeners: Sequence[Listener]) -> None:
+        self.run_id = run_id
+        self.thread_id = thread_id
+        self._listeners = [(fn, getattr(fn, "kinds", None)) for fn in listeners]
+        self._everything = any(kinds is None for _, kinds in self._listeners)
+        self._kinds: frozenset[type[Event]] = frozenset().union(*(k for _, k in self._listeners if k))
+        self._debug = stdlib_logger.isEnabledFor(logging.DEBUG)
+
+    def wants(self, kind: type[Event]) -> bool:
+        """Whether an event of `kind` would be used (so frequent events are built only then)."""
+        return self._everything or self._debug or kind in self._kinds
+
+    def emit(self, event: Event, *, routine: bool = False) -> None:
+        """Log `event` and hand it to the listeners that want it.
+
+        `routine` events are logged at debug level only: no level lookup unless
+        debug logging was on when the run started.
+        """
+        if self._debug or not routine:
+            level, name = log_entry(event)
+            if stdlib_logger.isEnabledFor(level):
+                stdlib_logger.log(level, name, extra=log_fields(event), stacklevel=2)
+        for listener, kinds in self._listeners:
+            if kinds is None or type(event) in kinds:
+                try:
+                    listener(event)
+                except BaseException:  # noqa: BLE001 - a broken listener must not break the run
+                    # not even with SystemExit or KeyboardInterrupt: on a coordinator's thread
+                    # nobody would catch them, and the run (and its stream) would never end
+                    who = repr(listener)
+                    log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
+
+    def nested(self, namespace: str) -> tuple[Listener, ...]:
+        """The listeners of this run, for a subgraph's run: its events carry `namespace`."""
+        return tuple(_Tagged(getattr(fn, "listener", fn), namespace) for fn, _ in self._listeners)
+
+    def custom(self, task: Task, payload: object) -> None:
+        """What `ctx.emit(payload)` does in a vertex of this run."""
+        self.emit(Custom(self.run_id, self.thread_id, task.step, task.id, task.vertex, payload))
+
+
+class _Tagged:
+    """A listener of a parent run, receiving a subgraph run's events tagged with its namespace."""
+
+    __slots__ = ("kinds", "listener", "namespace")
+
+    def __init__(self, listener: Listener, namespace: str) -> None:
+        self.listener = listener
+        self.namespace = namespace
+        self.kinds = getattr(listener, "kinds", None)
+
+    def __call__(self, event: Event) -> None:
+        self.listener(dataclasses.replace(event, namespace=self.namespace))
+
+    def __repr__(self) -> str:
+        return f"{self.listener!r} (in {self.namespace})"
+
+
+_ROUTINE: dict[type[Event], tuple[int, str]] = {
+    RunStarted: (logging.DEBUG, "run started"),
+    SuperstepStarted: (logging.DEBUG, "superstep started"),
+    TaskStarted: (logging.DEBUG, "task started"),
+    RetryScheduled: (logging.INFO, "retry scheduled"),
+    SuperstepCommitted: (logging.DEBUG, "superstep committed"),
+    Interrupted: (logging.INFO, "interrupted"),
+    JoinWaiting: (logging.WARNING, "join never fired"),
+    Custom: (logging.DEBUG, "custom"),
+}
+
+
+def log_entry(event: Event) -> tuple[int, str]:
+    """The stdlib level and the name an event is logged with (the one table of both).
+
+    Cheap, so the caller can decide whether to build the event's fields.
+    """
+    if isinstance(event, TaskFinished):
+        match event.result.status:
+            case "error":
+                return (logging.ERROR if event.final else logging.WARNING), "task failed"
+            case "interrupt":
+                return logging.INFO, "task finished"
+        return logging.DEBUG, "task finished"
+    if isinstance(event, RunFinished):
+        return (logging.ERROR, "run failed") if event.error is not None else (logging.DEBUG, "run finished")
+    return _ROUTINE.get(type(event), (logging.DEBUG, type(event).__name__))
+
+
+def log_fields(event: Event) -> dict[str, Any]:
+    """The structured fields of an event's log record."""
+    fields: dict[str, Any] = {"run_id": event.run_id, "thread_id": event.thread_id, "step": event.step}
+    fields.update({"namespace": event.namespace} if event.namespace else {})
+    match event:
+        case TaskFinished(result=r):
+            fields.update(vertex=r.vertex, task_id=r.task_id, attempt=r.attempts, status=r.status)
+            if r.status == "error":
+                fields["error"] = r.error.type if r.error else None
+        case TaskStarted(task_id=task_id, vertex=vertex, attempt=attempt):
+            fields.update(task_id=task_id, vertex=vertex, attempt=attempt)
+        case RetryScheduled(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error):
+            fields.update(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error.type)
+        case JoinWaiting(join=join, target=target, missing=missing):
+            fields.update(join=join, target=target, missing=list(missing))
+        case Interrupted(interrupts=interrupts):
+            fields["interrupts"] = [i.id for i in interrupts]
+        case RunFinished(status=status, error=error):
+            fields["status"] = status
+            if error is not None:
+                fields["error"] = error.type
+        case Custom(vertex=vertex, task_id=task_id):
+            fields.update(vertex=vertex, task_id=task_id)
+    return fields

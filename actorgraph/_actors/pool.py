@@ -1,0 +1,327 @@
+"""A vertex's bounded pool of actors, shared by every run of a compiled graph, and the actors.
+
+Actors start on demand, up to the vertex's `concurrency`, and are reused across
+runs (starting one costs far more than a task). Orders beyond the bound wait in
+the pool's queue; an actor that finishes takes the next one itself, so queued
+work costs no extra message hop.
+
+A vertex actor only moves messages: it takes an `Order`, runs the attempt with
+the pure task runner, and tells the coordinator the `VertexResult`. Anything
+that escapes the task runner (a `BaseException` such as an injected
+`SystemExit`) kills that actor only: the task is reported as
+`VertexActorDiedError` and the pool replaces the actor.
+
+Two details keep a superstep at one round trip between the coordinator and a
+vertex: inboxes are C `SimpleQueue`s (pykka's `ActorInbox` protocol), and an
+actor asks its pool for its next order *before* it reports, so the coordinator
+it wakes does not wait for this thread to let go of the GIL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import queue
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import pykka
+
+from actorgraph._actors.cancel import Cancellation
+from actorgraph._actors.messages import Done, Order, TimedOut
+from actorgraph._actors.timer import Timer
+from actorgraph._engine.task import run_attempt
+from actorgraph._model.errors import (
+    ActorGraphError,
+    RunCancelledError,
+    SerializationError,
+    VertexActorDiedError,
+)
+from actorgraph._model.records import ErrorInfo, VertexResult
+from actorgraph._model.spec import GraphSpec, VertexSpec
+from actorgraph.events import TaskStarted
+
+if TYPE_CHECKING:
+    import asyncio
+
+__all__ = ["VertexActor", "VertexPool", "closed_pool", "done_of", "failed_result", "report"]
+
+
+class VertexPool:
+    """The actors of one vertex."""
+
+    def __init__(self, spec: GraphSpec, vertex: VertexSpec, timer: Callable[[], Timer]) -> None:
+        self.spec = spec
+        self.vertex = vertex
+        self.timer = timer
+        self._lock = threading.Lock()
+        self._running: dict[int, VertexActor] = {}  # token -> actor, for vertices with a timeout
+        self._idle: list[VertexActor] = []
+        self._live: set[VertexActor] = set()
+        self._all: list[VertexActor] = []
+        self._queue: deque[Order] = deque()
+        self._closed = False
+
+    def submit(self, order: Order) -> None:
+        """Run `order` on an idle actor, a new one, or when one frees up."""
+        with self._lock:
+            if self._closed:
+                raise closed_pool(self.vertex.name)
+            if self._idle:
+                actor = self._idle.pop()
+            elif len(self._live) < self.vertex.concurrency:
+                actor = self._start()
+            else:
+                self._queue.append(order)
+                return
+        try:
+            actor.actor_ref.tell(order)
+        except pykka.ActorDeadError:
+            self.retire(actor)
+            self.submit(order)
+
+    def next_order(self, actor: VertexActor) -> Order | None:
+        """The next queued order for `actor`, or None (the actor is then idle)."""
+        with self._lock:
+            if actor.abandoned or self._closed or actor not in self._live:
+                return None
+            if self._queue:
+                return self._queue.popleft()
+            self._idle.append(actor)
+            return None
+
+    def retire(self, actor: VertexActor) -> None:
+        """Forget a stopped or dead actor; start a replacement if work is waiting."""
+        with self._lock:
+            self._forget(actor)
+
+    def watch(self, order: Order, actor: VertexActor) -> None:
+        """`actor` starts `order` under the vertex's timeout: arm the timer."""
+        with self._lock:
+            self._running[order.token] = actor
+        order_timer = self.timer()
+        handle = order_timer.call_later(self.vertex.timeout or 0.0, lambda: self._timed_out(order))
+        actor.timer_handle = handle
+
+    def unwatch(self, order: Order, actor: VertexActor) -> None:
+        """`actor` finished `order` in time (or not): disarm the timer."""
+        with self._lock:
+            self._running.pop(order.token, None)
+        self.timer().cancel(actor.timer_handle)
+
+    def abandon(self, token: int) -> bool:
+        """Give up on the actor running `token` (it overran its timeout).
+
+        The actor finishes (or not) on its own; its late answer is discarded and
+        it stops itself. A replacement takes any queued work.
+
+        Returns:
+            True when an actor was still running that order.
+        """
+        with self._lock:
+            actor = self._running.pop(token, None)
+            if actor is None:
+                return False
+            actor.abandoned = True
+            self._forget(actor)
+        return True
+
+    def _timed_out(self, order: Order) -> None:
+        """Timer callback: tell the coordinator that `order` overran."""
+        with self._lock:
+            running = order.token in self._running
+        if running:
+            with contextlib.suppress(pykka.ActorDeadError):  # the graph was closed meanwhile
+                order.reply_to.tell(TimedOut(order.run_id, order.token))
+
+    def stop(self) -> list[VertexActor]:
+        """Stop every actor without waiting; return them (the caller waits for their threads).
+
+        Abandoned actors (stuck past a timeout) are returned too: their threads
+        end when the stuck call returns.
+        """
+        with self._lock:
+            self._closed = True
+            self._queue.clear()
+            actors = list(self._all)
+            self._idle.clear()
+            self._live.clear()
+        for actor in actors:
+            with contextlib.suppress(pykka.ActorDeadError):
+                actor.actor_ref.stop(block=False)
+        return actors
+
+    def _start(self) -> VertexActor:
+        self._all[:] = [a for a in self._all if a.thread is None or a.thread.is_alive()]
+        VertexActor.start(self, self._all)
+        actor = self._all[-1]
+        self._live.add(actor)
+        return actor
+
+    def _forget(self, actor: VertexActor) -> None:
+        self._live.discard(actor)
+        if actor in self._idle:
+            self._idle.remove(actor)
+        if self._queue and not self._closed and len(self._live) < self.vertex.concurrency:
+            order = self._queue.popleft()
+            fresh = self._start()
+            fresh.actor_ref.tell(order)
+
+
+class VertexActor(pykka.ThreadingActor):
+    """One worker of a vertex's pool: an inbox and a thread."""
+
+    use_daemon_thread = True  # a forgotten close() must not keep the interpreter alive
+
+    @staticmethod
+    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
+        return queue.SimpleQueue()
+
+    def __init__(self, pool: VertexPool, born: list[VertexActor]) -> None:
+        super().__init__()
+        born.append(self)  # the pool keeps the object (pykka's ref only holds a weakref)
+        self.pool = pool
+        self.abandoned = False
+        self.thread: threading.Thread | None = None
+        self.timer_handle: object = None
+        self._current: Order | None = None
+        self._runner: asyncio.Runner | None = None
+
+    def on_start(self) -> None:
+        """Remember the thread, so `close()` can wait for it to end."""
+        self.thread = threading.current_thread()
+
+    @property
+    def busy(self) -> bool:
+        """True while the actor runs a task (read from other threads, for `close()`)."""
+        return self._current is not None and self.thread is not None and self.thread.is_alive()
+
+    def on_receive(self, message: Any) -> None:
+        """Run the order, then every order the pool has queued for this vertex."""
+        order: Order | None = message if isinstance(message, Order) else None
+        while order is not None:
+            self._current = order
+            try:
+                done = self._run(order)
+            except BaseException as exc:  # noqa: BLE001 - contain it: pykka would stop every actor
+                self._die(order, exc)
+                return
+            self._current = None
+            following = self.pool.next_order(self)  # before reporting: see the module docstring
+            report(order, done)
+            order = following
+        if self.abandoned:
+            self.stop()
+
+    def on_stop(self) -> None:
+        """Hand orders that never started back to the pool; leave it; close its event loop."""
+        self.pool.retire(self)
+        if self._runner is not None:
+            self._runner.close()
+        others = []
+        while not self.actor_inbox.empty():
+            envelope = self.actor_inbox.get()
+            if isinstance(envelope.message, Order):
+                self.pool.submit(envelope.message)
+            else:
+                others.append(envelope)
+        for envelope in others:  # pykka's teardown answers them (a stop request waits for its reply)
+            self.actor_inbox.put(envelope)
+
+    def _run(self, order: Order) -> Done:
+        if order.cancel.is_set():
+            cancelled = RunCancelledError("the run was cancelled")
+            return Done(order.run_id, order.token, failed_result(order, cancelled))
+        task = order.task
+        if order.env.listen is not None:
+            order.env.listen(
+                TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
+            )
+        pool = self.pool
+        timed = pool.vertex.timeout is not None
+        if timed:
+            pool.watch(order, self)
+        try:
+            result = run_attempt(
+                pool.spec, task, order.attempt, order.env, failure=order.failure, run_async=self._run_async
+            )
+        finally:
+            if timed:
+                pool.unwatch(order, self)
+        return done_of(order, result)
+
+    def _run_async(self, awaitable: Awaitable[Any]) -> Any:
+        """Run an async vertex's coroutine on this actor's own event loop; cancel it with the run."""
+        if self._runner is None:
+            import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+            self._runner = asyncio.Runner()
+        cancel = self._current.cancel if self._current is not None else Cancellation()
+        # the runner would reuse the context it was created in: hand it this task's
+        return self._runner.run(_awaited(awaitable, cancel), context=contextvars.copy_context())
+
+    def _die(self, order: Order, exc: BaseException) -> None:
+        died = VertexActorDiedError(
+            f"the actor running vertex {order.task.vertex!r} died: {type(exc).__name__}: {exc}"
+        )
+        died.__cause__ = exc
+        try:
+            report(order, Done(order.run_id, order.token, failed_result(order, died, retryable=True)))
+        finally:
+            self.pool.retire(self)
+            self.stop()
+
+
+def closed_pool(vertex: str) -> ActorGraphError:
+    """The error of submitting to the pool of `vertex` after its graph was closed."""
+    return ActorGraphError(f"the pool of vertex {vertex!r} is closed; compile the graph again to run it")
+
+
+def done_of(order: Order, result: VertexResult) -> Done:
+    """The report of `order`'s outcome, with the states it made serialized for the checkpointer."""
+    blobs: Mapping[str, bytes] = {}
+    encode = order.env.encode
+    if encode is not None and result.status == "ok":
+        try:
+            blobs = encode(order.env.node_id(order.task), result)
+        except SerializationError as exc:  # unstorable: fail the task before anything is written
+            result = failed_result(order, exc)
+    return Done(order.run_id, order.token, result, blobs)
+
+
+def report(order: Order, done: Done) -> None:
+    """Tell the run's coordinator; drop the report if it is gone (the graph was closed)."""
+    try:  # noqa: SIM105 - contextlib.suppress costs a context manager on every task
+        order.reply_to.tell(done)
+    except pykka.ActorDeadError:
+        pass
+
+
+def failed_result(order: Order, exc: BaseException, *, retryable: bool = False) -> VertexResult:
+    return VertexResult.failure(order.task, order.attempt, ErrorInfo.from_exception(exc, retryable=retryable))
+
+
+def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any]) -> None:
+    """Cancel `task` from another thread (the loop may have closed meanwhile)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(task.cancel)
+
+
+async def _awaited(awaitable: Awaitable[Any], cancel: Cancellation) -> Any:
+    """Await a vertex's coroutine as a task that the run's cancellation cancels."""
+    import asyncio  # noqa: PLC0415 - only async vertices get here
+
+    task = asyncio.ensure_future(awaitable)
+    loop = asyncio.get_running_loop()
+    forget = cancel.on_set(lambda: _cancel_soon(loop, task))
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if not cancel.is_set():
+            raise
+        msg = "the run was cancelled while this async vertex was running; its coroutine was cancelled"
+        raise RunCancelledError(msg) from None
+    finally:
+        forget()

@@ -1,0 +1,319 @@
+"""`CompiledGraph`: running a validated graph, and reading and changing its threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import weakref
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Generic, TypeVar, Unpack
+
+from actorgraph._actors.handle import RunHandle
+from actorgraph._actors.run import Run
+from actorgraph._actors.runtime import Runtime
+from actorgraph._actors.setup import Launch
+from actorgraph._api.history import History
+from actorgraph._api.nesting import launch_child
+from actorgraph._api.request import GraphSettings, RunKeywords, RunRequest
+from actorgraph._api.resume import new_run_id, prepare
+from actorgraph._api.stream import astream_items, await_run, stream_items
+from actorgraph._engine.clock import Clock
+from actorgraph._engine.copies import copy_state
+from actorgraph._engine.inputs import input_state
+from actorgraph._model.errors import ActorGraphError, RunTimeoutError
+from actorgraph._model.records import Command
+from actorgraph._model.results import RunResult, Snapshot
+from actorgraph.draw import render_png, to_dot, to_mermaid
+from actorgraph.events import Listener
+
+__all__ = ["CompiledGraph"]
+
+S = TypeVar("S")
+
+
+class CompiledGraph(Generic[S]):
+    """A validated graph, ready to run; owns the actors its runs use.
+
+    Use it as a context manager, or call `close()`, to stop its actors.
+    """
+
+    def __init__(self, settings: GraphSettings, *, clock: Clock | None = None) -> None:
+        """Wrap a validated graph and its settings (use `Graph.compile()` rather than this)."""
+        self.spec = settings.spec
+        self.checkpointer = settings.checkpointer
+        self._settings = settings
+        self._threads = History(settings.spec, settings.checkpointer)
+        self._runtime = Runtime(settings.spec, clock, launcher=launch_child, backend=settings.backend)
+        self._finalizer = weakref.finalize(self, self._runtime.close)
+
+    @property
+    def name(self) -> str:
+        """The graph's name."""
+        return self.spec.name
+
+    # -- running -------------------------------------------------------------------------
+
+    def invoke(self, input: Any, *, timeout: float | None = None, **run: Unpack[RunKeywords]) -> RunResult[S]:  # noqa: A002 - LangGraph's name for it
+        """Run the graph until it ends or pauses, and return the result.
+
+        Args:
+            input: the input state (on a thread whose last run is done: an update
+                to its state); None to continue the thread (re-run what failed,
+                pass breakpoints); `Command(resume=...)` to answer interrupts;
+                `Command(goto=..., update=...)` to start at `goto`.
+            timeout: seconds before the run is cancelled and `RunTimeoutError` raised.
+            **run: the run's keywords (`RunKeywords`): `thread_id`, `context`,
+                `recursion_limit`, `checkpoint_id`, `durability`, `interrupt_before`,
+                `interrupt_after`, `discard_pending`, `listeners`.
+
+        Returns:
+            The `RunResult`: `status` is `"done"` or `"interrupted"`.
+
+        Raises:
+            VertexError: a task failed and its retries are spent (the run stays resumable).
+            MergeConflictError: branches changed a key to different values.
+            RecursionLimitError: the run needed more supersteps than allowed.
+            RunTimeoutError: the run did not finish within `timeout`.
+            SerializationError: a state could not be stored (naming the vertex and the key).
+            CheckpointError: the checkpointer failed, or another run advanced the thread.
+        """
+        handle = self.start(input, **run)
+        try:
+            return handle.result(timeout)
+        except RunTimeoutError:
+            raise handle.give_up(timeout) from None
+
+    def start(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
+        """Start a run and return its handle at once (it never waits for the checkpointer).
+
+        Takes the same arguments as `invoke` (but `timeout`: use `handle.result(timeout)`).
+        An input that is not a state, or an unknown keyword, is refused here;
+        what depends on the thread's checkpoint (nothing to resume, a paused
+        thread given new input) is raised by `handle.result()`.
+        """
+        return self._start(input, RunRequest.of(self._settings, run))
+
+    def _start(self, input_: Any, request: RunRequest) -> RunHandle[S]:
+        if self._runtime.closed:
+            msg = f"graph {self.name!r} is closed; compile it again to run it"
+            raise ActorGraphError(msg)
+        given = _given(input_)
+        settings, runtime = self._settings, self._runtime
+
+        def build(launch: Launch) -> Run:
+            return Run(runtime, prepare(settings, given, request, launch.run_id), launch)
+
+        launch = Launch(new_run_id(), build)
+        handle: RunHandle[S] = RunHandle(
+            launch.run_id,
+            request.thread_id,
+            launch.future,
+            lambda wait: runtime.cancel(launch, wait=wait),
+            launch.stopped,
+            launch.started,
+        )
+        runtime.start(launch)
+        return handle
+
+    def stream(
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        mode: str | Sequence[str] = "values",
+        subgraphs: bool = False,
+        **run: Unpack[RunKeywords],
+    ) -> Iterator[Any]:
+        """Run the graph and yield what happens, as it happens.
+
+        Args:
+            input: as for `invoke`.
+            mode: "values" (the run's state after each committed superstep,
+                starting with the state it starts from), "updates" (`{task_id:
+                state}` for each finished task), "events" (every event record),
+                "custom" (what vertices send with `ctx.emit`); a list of modes
+                yields `(mode, item)` pairs.
+            subgraphs: yield the items of subgraphs' runs too, each tagged with
+                its namespace as a tuple: `(namespace, item)`, or `(namespace, mode,
+                item)` with a list of modes (`()` is the run itself).
+            **run: as for `invoke`.
+
+        Yields:
+            The items of the chosen modes. Leaving the loop early cancels the run;
+            a failed run raises its error after its last item.
+        """
+        settings = self._settings
+        return stream_items(
+            lambda sink: self._start(input, RunRequest.of(settings, run, sink=sink)),
+            mode,
+            subgraphs=subgraphs,
+        )
+
+    async def astart(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
+        """`start` for async code (it never blocks the event loop)."""
+        return self.start(input, **run)
+
+    async def ainvoke(
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - invoke's keyword
+        **run: Unpack[RunKeywords],
+    ) -> RunResult[S]:
+        """`invoke` for async code; cancelling the awaiting task cancels the run."""
+        result: RunResult[S] = await await_run(self.start(input, **run), timeout)
+        return result
+
+    async def astream(
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        *,
+        mode: str | Sequence[str] = "values",
+        subgraphs: bool = False,
+        **run: Unpack[RunKeywords],
+    ) -> AsyncIterator[Any]:
+        """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
+
+        def start(sink: Listener) -> RunHandle[S]:
+            return self._start(input, RunRequest.of(self._settings, run, sink=sink))
+
+        async for item in astream_items(start, mode, subgraphs=subgraphs):
+            yield item
+
+    # -- pictures --------------------------------------------------------------------------
+
+    def draw_mermaid(self, thread_id: str | None = None) -> str:
+        """The graph as a Mermaid flowchart; with `thread_id`, each vertex shows its last status."""
+        return to_mermaid(self.spec, self._threads.statuses(thread_id) if thread_id else None)
+
+    def draw_dot(self, thread_id: str | None = None) -> str:
+        """The graph in Graphviz DOT; with `thread_id`, each vertex shows its last status."""
+        return to_dot(self.spec, self._threads.statuses(thread_id) if thread_id else None)
+
+    def draw_png(self, path: str | os.PathLike[str], thread_id: str | None = None) -> Path:
+        """Render the graph to a PNG file with Graphviz's `dot` (which must be installed)."""
+        return render_png(self.draw_dot(thread_id), path)
+
+    # -- threads -------------------------------------------------------------------------
+
+    def get_state(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        subgraphs: bool = False,
+        namespace: str | None = None,
+    ) -> Snapshot[S]:
+        """The thread's state at its newest checkpoint (or at `checkpoint_id`).
+
+        Args:
+            thread_id: the thread.
+            checkpoint_id: a checkpoint of it (default: the newest).
+            subgraphs: include the snapshots of the runs of the next superstep's
+                subgraph tasks in `Snapshot.subgraphs`, by namespace, nested ones inside.
+            namespace: the state of a subgraph's run instead (`research@2~1a2b3c4d`,
+                nested ones joined by `|`); `checkpoint_id` is then one of its checkpoints.
+
+        Raises:
+            ThreadNotFoundError: the thread (checkpoint, or subgraph run) has no stored checkpoint.
+        """
+        return self._threads.get_state(thread_id, checkpoint_id, subgraphs=subgraphs, namespace=namespace)
+
+    def get_history(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: str | None = None,
+        namespace: str | None = None,
+    ) -> list[Snapshot[S]]:
+        """The thread's snapshots, newest first (at most `limit`, older than `before`).
+
+        With `namespace`, the history of that subgraph's run in the thread (its
+        namespaces are the keys of `get_state(thread_id, subgraphs=True).subgraphs`).
+
+        Raises:
+            ThreadNotFoundError: the thread has no subgraph run `namespace` (the
+                message lists the ones it has).
+        """
+        return self._threads.get_history(thread_id, limit=limit, before=before, namespace=namespace)
+
+    def update_state(
+        self,
+        thread_id: str,
+        values: Any,
+        *,
+        as_vertex: str | None = None,
+        checkpoint_id: str | None = None,
+        replace: bool = False,
+    ) -> str:
+        """Change a thread's state with an update, in a new checkpoint; history is kept.
+
+        `values` is an update: a mapping of some keys, applied to the thread's
+        state through the graph's reducers (`append` appends, `add` adds, a key
+        without a reducer is replaced). With `replace=True`, `values` is the whole
+        new state instead.
+
+        Args:
+            thread_id: the thread.
+            values: the update (or, with `replace=True`, the whole state).
+            as_vertex: None: the vertices about to run see the new state. A
+                vertex name: routing continues as if that vertex had just produced
+                it (messages waiting for it are consumed). `END`: the thread ends
+                with this state (pending interrupts and tasks are dropped).
+                `START`: the state is a new input; `invoke(None, ...)` runs it.
+            checkpoint_id: fork from this older checkpoint instead of the head.
+            replace: `values` is the whole new state, not an update.
+
+        Returns:
+            The new checkpoint's id.
+
+        Raises:
+            InvalidUpdateError: the update does not fit the state or its schema,
+                a reducer cannot apply it, or `as_vertex` names no vertex; the
+                thread is left as it was.
+        """
+        return self._threads.update_state(
+            thread_id, values, as_vertex=as_vertex, checkpoint_id=checkpoint_id, replace=replace
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop every actor and thread this graph started (runs still going fail).
+
+        Vertices still running a task are waited for, up to `timeout` seconds in
+        all; a `StuckVertexWarning` names them while `close` waits, and again if
+        it gives up (their threads then end on their own when the call returns).
+        """
+        self._finalizer.detach()
+        self._runtime.close(timeout)  # again: waits for what an earlier close (from a listener) left
+
+    @property
+    def closed(self) -> bool:
+        """True after `close()`."""
+        return self._runtime.closed
+
+    def __enter__(self) -> CompiledGraph[S]:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"CompiledGraph({self.name!r}, vertices={list(self.spec.vertices)})"
+
+
+def _given(value: Any) -> Any:
+    """The caller's input, checked and copied on the caller's thread (the caller may change it next)."""
+    if value is None:
+        return None
+    if isinstance(value, Command):
+        return value if value.update is None else dataclasses.replace(value, update=copy_state(value.update))
+    return input_state(value)

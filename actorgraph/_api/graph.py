@@ -1,0 +1,83 @@
+"""`Graph`: the builder users write, with `compile()`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from actorgraph._actors.backend import THREADS, Backend
+from actorgraph._api.compiled import CompiledGraph
+from actorgraph._api.request import GraphSettings, check_durability, resolve_breakpoints
+from actorgraph._build.builder import GraphBuilder
+from actorgraph._build.validate import build_spec, check_child_checkpointers
+from actorgraph._engine.clock import Clock
+from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.events import Listener
+
+__all__ = ["Graph"]
+
+S = TypeVar("S")
+
+
+class Graph(GraphBuilder[S]):
+    """A graph of vertices: build it with `add_vertex` / `add_edge`, then `compile()`.
+
+    Example:
+        ```python
+        g = Graph()
+        g.add_vertex("inc", lambda s: {"n": s["n"] + 1})
+        g.add_edge(START, "inc")
+        g.add_edge("inc", END)
+        with g.compile() as app:
+            assert app.invoke({"n": 1}).state == {"n": 2}
+        ```
+    """
+
+    def compile(  # noqa: PLR0913 - LangGraph's compile options, all keyword-only
+        self,
+        checkpointer: Checkpointer | None = None,
+        *,
+        interrupt_before: Sequence[str] | str | None = None,
+        interrupt_after: Sequence[str] | str | None = None,
+        durability: str = "sync",
+        clock: Clock | None = None,
+        listeners: Sequence[Listener] = (),
+        context: Any = None,
+        backend: Backend | None = None,
+    ) -> CompiledGraph[S]:
+        """Validate the graph and return a `CompiledGraph` that can run it.
+
+        Args:
+            checkpointer: where runs are recorded (`MemoryCheckpointer`,
+                `SqliteCheckpointer`, `PostgresCheckpointer`); runs then need a `thread_id`.
+            interrupt_before: pause before these vertices run ("*" for all; default: a graph file's).
+            interrupt_after: pause after the supersteps these vertices ran in ("*" for all).
+            durability: "sync" (each task's result is stored as it finishes),
+                "step" (once per superstep) or "exit" (when the run pauses or ends).
+            clock: where retry backoff sleeps (`actorgraph.testing.FakeClock` in tests).
+            listeners: callables that receive every run's events (from several
+                threads; see `actorgraph.events`).
+            context: the default `context=` of every run (clients, settings),
+                so a resume needs no `context=`; a run's own `context=` overrides it.
+            backend: where vertex work runs: None for threads of this process,
+                `actorgraph.ray.RayBackend(...)` for Ray worker processes.
+
+        Raises:
+            GraphValidationError: naming the offending vertex or edge.
+        """
+        spec = build_spec(self)
+        check_child_checkpointers(spec, checkpointer)
+        backend = THREADS if backend is None else backend
+        backend.check(spec)
+        before = interrupt_before if interrupt_before is not None else list(self.pause_before) or None
+        after = interrupt_after if interrupt_after is not None else list(self.pause_after) or None
+        settings = GraphSettings(
+            spec,
+            checkpointer,
+            resolve_breakpoints(before, after, spec),
+            check_durability(durability),
+            tuple(listeners),
+            context,
+            backend,
+        )
+        return CompiledGraph(settings, clock=clock)

@@ -1,0 +1,259 @@
+"""Reading and changing a thread's history: snapshots, history, state updates."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+from actorgraph._actors.recorder import Recorder
+from actorgraph._api.resume import ThreadNotFoundError
+from actorgraph._engine.inputs import updated_state
+from actorgraph._engine.lineage import distinct
+from actorgraph._engine.subgraphs import namespace_of
+from actorgraph._engine.superstep import deliver_as, initial, plan, replace_state, state_of, status_of
+from actorgraph._model.errors import ActorGraphError, InvalidUpdateError, MergeConflictError
+from actorgraph._model.records import END, NS, START, ErrorInfo, Message, Node, Position
+from actorgraph._model.results import Snapshot
+from actorgraph._model.spec import GraphSpec
+from actorgraph.checkpoint._load import Loaded, load
+from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._store import check_thread_id
+
+__all__ = ["History", "snapshot"]
+
+_SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
+
+
+def snapshot(
+    spec: GraphSpec, loaded: Loaded, subgraphs: dict[str, Snapshot[Any]] | None = None
+) -> Snapshot[Any]:
+    """The `Snapshot` of a loaded checkpoint (with the snapshots of its subgraphs' runs, if given)."""
+    pos = loaded.position
+    superstep = loaded.superstep
+    row = loaded.row
+    status = status_of(pos, superstep, loaded.pauses)
+    if status == "interrupted" and not loaded.interrupts:  # every question answered: its run goes on
+        status = "running"
+    error = None
+    try:
+        state = state_of(pos, spec.merge)
+    except MergeConflictError as exc:  # the thread must stay readable, to be repaired
+        state, status, error = None, "error", ErrorInfo.from_exception(exc, retryable=False)
+    return Snapshot(
+        state=state,
+        status=status,  # type: ignore[arg-type]
+        step=pos.step,
+        next=pos.next_vertices(),
+        superstep=superstep,
+        interrupts=loaded.interrupts,
+        checkpoint_id=row.checkpoint_id,
+        parent_id=row.parent_id,
+        created_at=row.created_at,
+        thread_id=row.thread_id,
+        source=row.source,
+        error=error,
+        subgraphs=subgraphs or {},
+    )
+
+
+class History:
+    """A compiled graph's access to the threads in its checkpointer: snapshots, history, updates."""
+
+    def __init__(self, spec: GraphSpec, checkpointer: Checkpointer | None) -> None:
+        self.spec = spec
+        self.checkpointer = checkpointer
+
+    def _store(self) -> Checkpointer:
+        if self.checkpointer is None:
+            msg = "this graph has no checkpointer; compile it with checkpointer=... to keep threads"
+            raise ActorGraphError(msg)
+        return self.checkpointer
+
+    def _load(self, thread_id: str, checkpoint_id: str | None) -> Loaded:
+        loaded = load(self._store(), thread_id, checkpoint_id)
+        if loaded is None:
+            where = f"checkpoint {checkpoint_id!r} of thread" if checkpoint_id else "thread"
+            msg = f"{where} {thread_id!r} has no stored checkpoint"
+            raise ThreadNotFoundError(msg)
+        return loaded
+
+    def get_state(
+        self,
+        thread_id: str,
+        checkpoint_id: str | None = None,
+        *,
+        subgraphs: bool = False,
+        namespace: str | None = None,
+    ) -> Snapshot[Any]:
+        """The snapshot at the head (or at `checkpoint_id`), of a subgraph's run if `namespace` is given."""
+        spec, thread = self._within(thread_id, namespace)
+        return self._snapshot(spec, thread, self._load(thread, checkpoint_id), subgraphs=subgraphs)
+
+    def get_history(
+        self,
+        thread_id: str,
+        *,
+        limit: int | None = None,
+        before: str | None = None,
+        namespace: str | None = None,
+    ) -> list[Snapshot[Any]]:
+        """Snapshots of the thread's checkpoints (or of a subgraph's run's), newest first."""
+        spec, thread = self._within(thread_id, namespace)
+        rows = self._store().history(thread, limit=limit, before=before)
+        return [self._snapshot(spec, thread, self._load(thread, row.checkpoint_id)) for row in rows]
+
+    def _snapshot(
+        self, spec: GraphSpec, thread_id: str, loaded: Loaded, *, subgraphs: bool = False
+    ) -> Snapshot[Any]:
+        if not subgraphs:
+            return snapshot(spec, loaded)
+        inner = {
+            namespace: self._snapshot(
+                child,
+                f"{thread_id}{NS}{namespace}",
+                self._load(f"{thread_id}{NS}{namespace}", None),
+                subgraphs=True,
+            )
+            for namespace, child in self._children(spec, thread_id, loaded)
+        }
+        return snapshot(spec, loaded, inner)
+
+    def _within(self, thread_id: str, namespace: str | None) -> tuple[GraphSpec, str]:
+        """The graph and the thread of the subgraph run `namespace` of `thread_id` (or of the thread).
+
+        Raises:
+            ConfigError: `thread_id` is not a valid thread id.
+            ThreadNotFoundError: no subgraph run of that name in the thread.
+        """
+        check_thread_id(thread_id)
+        if not namespace:
+            return self.spec, thread_id
+        spec: GraphSpec | None = self.spec
+        for name in namespace.split(NS):
+            vertex = spec.vertices.get(name.rpartition("@")[0].split(":")[0]) if spec is not None else None
+            spec = vertex.child.spec if vertex is not None and vertex.child is not None else None
+        thread = f"{thread_id}{NS}{namespace}"
+        if spec is None or self._store().get(thread) is None:
+            known = self._namespaces(thread_id)
+            msg = (
+                f"thread {thread_id!r} has no subgraph run {namespace!r}; "
+                f"its subgraph runs: {', '.join(known) if known else 'none'} (Snapshot.subgraphs "
+                "of get_state(thread_id, subgraphs=True) names them)"
+            )
+            raise ThreadNotFoundError(msg)
+        return spec, thread
+
+    def _namespaces(self, thread_id: str) -> list[str]:
+        """The namespaces of every subgraph run of `thread_id`, nested ones too, newest first."""
+        found: list[str] = []
+
+        def walk(spec: GraphSpec, thread: str, prefix: str) -> None:
+            for row in self._store().history(thread):
+                loaded = self._load(thread, row.checkpoint_id)
+                for namespace, child in self._children(spec, thread, loaded):
+                    if prefix + namespace not in found:
+                        found.append(prefix + namespace)
+                        walk(child, f"{thread}{NS}{namespace}", prefix + namespace + NS)
+
+        walk(self.spec, thread_id, "")
+        return found
+
+    def _children(self, spec: GraphSpec, thread: str, loaded: Loaded) -> list[tuple[str, GraphSpec]]:
+        """The subgraph runs of the superstep after `loaded` that have a checkpoint: (namespace, graph)."""
+        out = []
+        for task in plan(loaded.position):
+            vertex = spec.vertices.get(task.vertex)
+            if vertex is not None and vertex.child is not None:
+                namespace = namespace_of(task, loaded.origin)
+                if self._store().get(f"{thread}{NS}{namespace}") is not None:
+                    out.append((namespace, vertex.child.spec))
+        return out
+
+    def statuses(self, thread_id: str, spec: GraphSpec | None = None) -> dict[str, str]:
+        """Each vertex's last status in the thread: ok, error, interrupt, or pending (about to run).
+
+        The vertices inside subgraphs are listed by path (`research/fetch`), with
+        their statuses in the newest run of that subgraph.
+        """
+        spec = spec or self.spec
+        out: dict[str, str] = {}
+        for index, row in enumerate(self._store().history(thread_id)):
+            loaded = self._load(thread_id, row.checkpoint_id)
+            latest: dict[str, str] = {}
+            for result in loaded.pending.values():
+                previous = latest.get(result.vertex)
+                if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
+                    latest[result.vertex] = result.status
+            if index == 0:
+                latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+            for vertex, status in latest.items():
+                out.setdefault(vertex, status)
+            for namespace, child in self._children(spec, thread_id, loaded):
+                vertex = namespace.rpartition("@")[0].split(":")[0]
+                if f"{vertex}/" not in out:
+                    out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
+                    inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
+                    out.update({f"{vertex}/{path}": status for path, status in inner.items()})
+        return {path: status for path, status in out.items() if status}
+
+    def _base(self, pos: Position, replace: bool) -> Any:
+        """The state an update applies to (none is needed to replace it)."""
+        if replace:
+            return None
+        try:
+            return state_of(pos, self.spec.merge)
+        except MergeConflictError as exc:
+            msg = (
+                f"the thread's state cannot be computed ({exc}), so an update has nothing to apply to; "
+                "give the whole repaired state with update_state(..., replace=True)"
+            )
+            raise InvalidUpdateError(msg) from exc
+
+    def update_state(
+        self,
+        thread_id: str,
+        values: Any,
+        *,
+        as_vertex: str | None,
+        checkpoint_id: str | None,
+        replace: bool,
+    ) -> str:
+        """Write an "update" checkpoint with `values` applied to the thread's state; return its id."""
+        check_thread_id(thread_id)
+        store = self._store()
+        loaded = self._load(thread_id, checkpoint_id)
+        head = store.get(thread_id)
+        if as_vertex is not None and as_vertex not in (*self.spec.vertices, START, END):
+            known = ", ".join(self.spec.vertices)
+            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known}; or START, END)"
+            raise InvalidUpdateError(msg)
+        pos = loaded.position
+        who = "update_state(...)"
+        state = updated_state(self.spec, self._base(pos, replace), values, who, replace=replace)
+        live = distinct(m.node for m in pos.messages())
+        node = Node.child(f"{uuid.uuid4().hex[:12]}/update", state, *live)
+        carried = [
+            r for r in loaded.pending.values() if r.status != "ok" and as_vertex not in (r.vertex, START, END)
+        ]
+        if as_vertex is None:
+            updated = replace_state(pos, node)
+        elif as_vertex == END:  # the thread ends here: nothing pending, nothing in flight
+            updated = Position(pos.step, finished=(Message(END, node, "update_state", step=pos.step),))
+        elif as_vertex == START:  # the values are a new input: the next invoke(None) starts over
+            updated = dataclasses.replace(initial(self.spec, node), step=pos.step)
+        else:
+            updated = deliver_as(self.spec, pos, as_vertex, node)
+        recorder = Recorder(
+            store,
+            thread_id,
+            "sync",
+            head=head.checkpoint_id if head is not None else None,
+            parent=loaded.row.checkpoint_id,
+            stored=loaded.stored,
+            source="update",
+            origin=loaded.origin,
+        )
+        new_id = recorder.checkpoint(updated)
+        recorder.carry(carried)
+        return new_id

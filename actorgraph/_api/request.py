@@ -1,0 +1,242 @@
+"""The options of a run: the keywords of `invoke`, `start`, `stream` and their async twins, checked once.
+
+`RunKeywords` types them for the caller (`**run: Unpack[RunKeywords]`), and
+`RunRequest.of` turns them into one checked record, with the compiled graph's
+defaults filled in: every default and every check lives here, once.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import getpass
+import os
+import socket
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypedDict
+
+from actorgraph._actors.backend import THREADS, Backend
+from actorgraph._actors.recorder import DURABILITY, Durability
+from actorgraph._actors.setup import Breakpoints
+from actorgraph._model.errors import ConfigError
+from actorgraph._model.spec import GraphSpec
+from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._store import check_thread_id
+from actorgraph.events import Listener
+
+__all__ = [
+    "DEFAULT_RECURSION_LIMIT",
+    "GraphSettings",
+    "RunKeywords",
+    "RunRequest",
+    "check_durability",
+    "resolve_breakpoints",
+]
+
+DEFAULT_RECURSION_LIMIT: Final = 10_000
+"""The most supersteps one invoke may run, unless `recursion_limit=` says otherwise."""
+
+
+class RunKeywords(TypedDict, total=False):
+    """The keywords every way of running a graph takes (`invoke`, `start`, `stream`, `ainvoke`, ...).
+
+    Attributes:
+        thread_id: names the run's persisted history (needed with a checkpointer).
+        context: any object; vertices read it as `ctx.context` (default: `compile(context=...)`).
+        recursion_limit: the most supersteps this invoke may run (default 10,000).
+        checkpoint_id: replay (with input None) or fork from this older checkpoint.
+        durability: "sync" (default), "step" or "exit" (default: `compile(durability=...)`).
+        interrupt_before: pause before these vertices ("*" for all), this run only.
+        interrupt_after: pause after the supersteps these vertices ran in, this run only.
+        discard_pending: give a new input to a thread whose last superstep failed or
+            is paused, dropping that superstep.
+        listeners: callables that receive this run's events.
+        answered_by: who gives this run's answers (`Command(resume=...)`), recorded
+            with each answer's claim and shown to anyone whose answer comes later
+            (default: `user@host (pid N)` of this process).
+    """
+
+    thread_id: str | None
+    context: Any
+    recursion_limit: int | None
+    checkpoint_id: str | None
+    durability: str | None
+    interrupt_before: Sequence[str] | str | None
+    interrupt_after: Sequence[str] | str | None
+    discard_pending: bool
+    listeners: Sequence[Listener]
+    answered_by: str | None
+
+
+_KEYWORDS: Final = frozenset(RunKeywords.__annotations__)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSettings:
+    """What `compile()` fixed for every run of a graph."""
+
+    spec: GraphSpec
+    checkpointer: Checkpointer | None
+    breakpoints: Breakpoints
+    durability: Durability
+    listeners: tuple[Listener, ...] = ()
+    context: Any = None
+    backend: Backend = THREADS
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One run's options, checked, with the compiled graph's defaults filled in."""
+
+    thread_id: str | None
+    context: Any
+    recursion_limit: int
+    checkpoint_id: str | None
+    durability: Durability
+    breakpoints: Breakpoints
+    discard_pending: bool
+    listeners: tuple[Listener, ...]
+    answered_by: str = ""
+    namespace: str = ""  # a subgraph's run (made by its parent's run, never from keywords)
+
+    @staticmethod
+    def of(
+        settings: GraphSettings, keywords: Mapping[str, Any], *, sink: Listener | None = None
+    ) -> RunRequest:
+        """Check the keywords a caller gave, and fill in the defaults.
+
+        Raises:
+            ConfigError: an unknown keyword, or a value out of range.
+        """
+        unknown = sorted(set(keywords) - _KEYWORDS)
+        if unknown:
+            hints = [difflib.get_close_matches(k, _KEYWORDS, n=1) for k in unknown]
+            meant = "; ".join(
+                f"{k!r} (did you mean {h[0]!r}?)" if h else repr(k)
+                for k, h in zip(unknown, hints, strict=True)
+            )
+            msg = f"unknown run keyword(s) {meant}; the keywords are: {', '.join(sorted(_KEYWORDS))}"
+            raise ConfigError(msg)
+        thread_id = keywords.get("thread_id")
+        if thread_id is not None:
+            check_thread_id(thread_id)
+        context = keywords.get("context")
+        durability = keywords.get("durability")
+        before, after = keywords.get("interrupt_before"), keywords.get("interrupt_after")
+        breakpoints = settings.breakpoints
+        if before is not None or after is not None:
+            breakpoints = resolve_breakpoints(
+                before if before is not None else breakpoints.before,
+                after if after is not None else breakpoints.after,
+                settings.spec,
+            )
+        listeners = (*settings.listeners, *keywords.get("listeners", ()), *([sink] if sink else []))
+        return RunRequest(
+            thread_id=thread_id,
+            context=context if context is not None else settings.context,
+            recursion_limit=_recursion_limit(keywords.get("recursion_limit")),
+            checkpoint_id=keywords.get("checkpoint_id"),
+            durability=check_durability(durability) if durability is not None else settings.durability,
+            breakpoints=breakpoints,
+            discard_pending=bool(keywords.get("discard_pending", False)),
+            listeners=tuple(listeners),
+            answered_by=_answerer(keywords.get("answered_by")),
+        )
+
+
+_ANSWERER_LIMIT = 200
+
+
+def _answerer(given: Any) -> str:
+    """Who answers: `given` once checked, or this process's user, host and pid."""
+    if given is None:
+        return default_answerer()
+    if not isinstance(given, str) or not given.strip() or len(given) > _ANSWERER_LIMIT:
+        msg = (
+            f"answered_by must be a non-empty string of at most {_ANSWERER_LIMIT} characters, got "
+            f"{given!r:.80}"
+        )
+        raise ConfigError(msg)
+    return given
+
+
+@functools.cache
+def default_answerer() -> str:
+    """`user@host (pid N)`: who answers when `answered_by=` is not given."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()} (pid {os.getpid()})"
+
+
+def _guess(keyword: str) -> str:
+    close = difflib.get_close_matches(keyword, _KEYWORDS, n=1)
+    return f"{keyword!r} (did you mean {close[0]!r}?)" if close else repr(keyword)
+
+
+def _recursion_limit(limit: Any) -> int:
+    if limit is None:
+        return DEFAULT_RECURSION_LIMIT
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        msg = f"recursion_limit must be a positive int, got {limit!r}"
+        raise ConfigError(msg)
+    return limit
+
+
+def check_durability(value: Any) -> Durability:
+    """`value` if it is a durability mode.
+
+    Raises:
+        ConfigError: it is not "sync", "step" or "exit".
+    """
+    if value not in DURABILITY:
+        msg = f"durability must be one of {', '.join(DURABILITY)}, got {value!r}"
+        raise ConfigError(msg)
+    return value  # type: ignore[no-any-return]
+
+
+def resolve_breakpoints(
+    before: Iterable[str] | str | None, after: Iterable[str] | str | None, spec: GraphSpec
+) -> Breakpoints:
+    """Breakpoints from user input, checked against the graph's vertices.
+
+    A vertex inside a subgraph is named by its path (`research/fetch`,
+    `research/*` for all of that subgraph's).
+
+    Raises:
+        ConfigError: a name that is not a vertex (or "*").
+    """
+
+    def names(value: Iterable[str] | str | None, what: str) -> frozenset[str]:
+        if value is None:
+            return frozenset()
+        items = (value,) if isinstance(value, str) else tuple(value)
+        for item in items:
+            _check_path(item, spec, what)
+        return frozenset(items)
+
+    return Breakpoints(names(before, "interrupt_before"), names(after, "interrupt_after"))
+
+
+def _check_path(path: str, spec: GraphSpec, what: str) -> None:
+    """Raise ConfigError unless `path` names a vertex (through subgraphs: `research/fetch`) or "*"."""
+    *outer, last = path.split("/") if isinstance(path, str) else [path]
+    graph, walked = spec, list[str]()
+    for name in outer:
+        vertex = graph.vertices.get(name)
+        if vertex is None or vertex.child is None:
+            subgraphs = [v for v, s in graph.vertices.items() if s.child is not None]
+            within = f" in {'/'.join(walked)}" if walked else ""
+            msg = (
+                f"{what} names {path!r}, but {name!r} is not a subgraph vertex{within} "
+                f"(subgraph vertices: {', '.join(subgraphs) or 'none'})"
+            )
+            raise ConfigError(msg)
+        graph = vertex.child.spec
+        walked.append(name)
+    if last != "*" and last not in graph.vertices:
+        within = f" of {'/'.join(walked)}" if walked else ""
+        msg = f"{what} names unknown vertex {path!r} (vertices{within}: {', '.join(graph.vertices)}; or '*')"
+        raise ConfigError(msg)

@@ -1,0 +1,224 @@
+"""Streaming a run as it goes, and the async adapter: both thin layers over `start`.
+
+A stream subscribes a listener to the run's events and hands each wanted item
+to the consumer through a queue; the consumer sees items as they happen, not at
+the end. Leaving the loop early cancels the run.
+
+A stream ends when the run's future is settled, not when an event says so: a
+run that fails before it has a single event (a bad input, a START router that
+fails, an unreadable thread), a cancelled run and a run whose graph is closed
+all settle it, so every stream ends, with the run's error when it failed.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, Final
+
+from actorgraph._actors.handle import RunHandle
+from actorgraph._model.errors import ActorGraphError
+from actorgraph._model.records import NS
+from actorgraph.events import Custom, Event, SuperstepCommitted, TaskFinished
+
+__all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
+
+MODES: Final = ("values", "updates", "events", "custom")
+
+_KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
+    "values": frozenset({SuperstepCommitted}),
+    "updates": frozenset({TaskFinished}),
+    "events": None,
+    "custom": frozenset({Custom}),
+}
+
+_SKIP: Final = object()
+_CLOSED: Final = object()  # the run's future is settled: the consumer collects the result
+
+
+def parse_modes(mode: str | Sequence[str]) -> tuple[tuple[str, ...], bool]:
+    """The modes asked for, and whether items come as `(mode, item)` pairs."""
+    modes = (mode,) if isinstance(mode, str) else tuple(mode)
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        msg = f"unknown stream mode(s) {unknown or modes!r}; use one or a list of {', '.join(MODES)}"
+        raise ActorGraphError(msg)
+    return modes, not isinstance(mode, str)
+
+
+def _item(mode: str, event: Event) -> Any:
+    match mode, event:
+        case "values", SuperstepCommitted(state=state):
+            return state
+        case "updates", TaskFinished(result=result, final=True) if result.status == "ok":
+            return {result.task_id: result.state}
+        case "custom", Custom(payload=payload):
+            return payload
+        case "events", _:
+            return event
+    return _SKIP
+
+
+class StreamSink:
+    """A listener that turns a run's events into the items of the chosen modes.
+
+    The events of subgraphs' runs make items only with `subgraphs`; every item
+    is then tagged with its namespace as a tuple (`()` for the run itself,
+    `("research@2~1a2b3c4d",)` for a subgraph's): `(namespace, item)`, or
+    `(namespace, mode, item)` with a list of modes.
+    """
+
+    def __init__(
+        self, modes: tuple[str, ...], pairs: bool, put: Callable[[Any], None], *, subgraphs: bool = False
+    ) -> None:
+        self.modes = modes
+        self.pairs = pairs
+        self.put = put
+        self.subgraphs = subgraphs
+        wanted = [_KINDS[m] for m in modes]
+        self.kinds: frozenset[type[Event]] | None = (
+            None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
+        )
+
+    def __call__(self, event: Event) -> None:
+        namespace = event.namespace
+        if namespace and not self.subgraphs:
+            return
+        for mode in self.modes:
+            item = _item(mode, event)
+            if item is _SKIP:
+                continue
+            if self.subgraphs:
+                path = tuple(namespace.split(NS)) if namespace else ()
+                self.put((path, mode, item) if self.pairs else (path, item))
+            else:
+                self.put((mode, item) if self.pairs else item)
+
+
+class Mailbox:
+    """Items handed from the run's threads to one consumer, in batches.
+
+    Waking the consumer for every item would cost a thread hand-off per
+    superstep. So while items flow, the consumer is *hot*: it sleeps `BATCH`
+    seconds at a time and takes whatever came, and no producer wakes it. When a
+    period passes with nothing, it goes *cold*: it sleeps until a producer wakes
+    it with the next item. A run that pauses or works slowly costs no periodic
+    wake-ups; an item waits at most `BATCH` seconds.
+    """
+
+    BATCH: Final = 0.002
+
+    def __init__(self, wake: Callable[[], None]) -> None:
+        self.items: collections.deque[Any] = collections.deque()
+        self.asleep = False
+        self.wake = wake
+
+    def put(self, item: Any) -> None:
+        """Add an item (from any thread); wake the consumer if it sleeps."""
+        self.items.append(item)
+        if self.asleep:  # read after the append: a consumer going to sleep sees one or the other
+            self.asleep = False
+            self.wake()
+
+    def going_to_sleep(self) -> bool:
+        """Mark the consumer asleep until the next item; False (and awake) if one came in meanwhile."""
+        self.asleep = True
+        if self.items:
+            self.asleep = False
+            return False
+        return True
+
+    def taken(self, hot: bool) -> bool:
+        """Whether the consumer stays hot after a sleep: it does while items keep coming."""
+        return bool(self.items) or not hot
+
+
+def _started(
+    start: Callable[[StreamSink], RunHandle[Any]], sink: StreamSink, mailbox: Mailbox
+) -> RunHandle[Any]:
+    """Start the run with `sink`; the mailbox closes when the run's future is settled, however it ends.
+
+    The run's last items are put before its future is settled (both on the
+    coordinator's thread), so they reach the consumer before the close does.
+    """
+    handle = start(sink)
+    handle.future.add_done_callback(lambda _: mailbox.put(_CLOSED))
+    return handle
+
+
+def stream_items(
+    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str], *, subgraphs: bool = False
+) -> Iterator[Any]:
+    """Start a run with a sink and yield its items; raise its error at the end."""
+    modes, pairs = parse_modes(mode)
+    ready = threading.Event()
+    mailbox = Mailbox(ready.set)
+    handle = _started(start, StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs), mailbox)
+    hot = False
+    try:
+        while True:
+            ready.clear()
+            if hot:
+                ready.wait(Mailbox.BATCH)
+            elif mailbox.going_to_sleep():
+                ready.wait()
+            hot = mailbox.taken(hot)
+            while mailbox.items:
+                item = mailbox.items.popleft()
+                if item is _CLOSED:
+                    handle.result()
+                    return
+                yield item
+    finally:
+        handle.cancel()  # a no-op once the run has ended
+
+
+async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any:  # noqa: ASYNC109 - invoke's keyword
+    """Await a run's result; cancelling the awaiting task cancels the run."""
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+    try:
+        async with asyncio.timeout(timeout):
+            return await asyncio.wrap_future(handle.future)
+    except TimeoutError:
+        raise handle.give_up(timeout) from None
+    except asyncio.CancelledError:
+        await handle.acancel()
+        raise
+
+
+async def astream_items(
+    start: Callable[[StreamSink], RunHandle[Any]], mode: str | Sequence[str], *, subgraphs: bool = False
+) -> AsyncIterator[Any]:
+    """The async form of `stream_items`."""
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+    modes, pairs = parse_modes(mode)
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+
+    def wake() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed while the run went on
+            loop.call_soon_threadsafe(ready.set)
+
+    mailbox = Mailbox(wake)
+    handle = _started(start, StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs), mailbox)
+    hot = False
+    try:
+        while True:
+            ready.clear()
+            if hot:
+                await asyncio.sleep(Mailbox.BATCH)
+            elif mailbox.going_to_sleep():
+                await ready.wait()
+            hot = mailbox.taken(hot)
+            while mailbox.items:
+                item = mailbox.items.popleft()
+                if item is _CLOSED:
+                    await asyncio.wrap_future(handle.future)
+                    return
+                yield item
+    finally:
+        await handle.acancel()  # a no-op once the run has ended

@@ -1,0 +1,170 @@
+"""What a vertex sees of its run: `Context`, and `interrupt()` to pause for a person."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, Generic, TypeVar
+
+from actorgraph._model.errors import ActorGraphError, ConfigError
+from actorgraph._model.records import Interrupt
+
+__all__ = ["Context", "InterruptSignal", "interrupt", "interrupt_id", "is_interrupt_id"]
+
+C = TypeVar("C")
+
+
+class Context(Generic[C]):
+    """The optional second argument of a vertex function: `fn(state, ctx)`.
+
+    Attributes:
+        step: the superstep this task belongs to.
+        attempt: 1 for the first attempt, 2 for the first retry, ...
+        vertex: the vertex's name.
+        task_id: the task's id (the vertex name, plus `:index` for a `Send` task).
+        thread_id: the run's thread, or None.
+        context: the `context=` object given to `invoke` (configuration, clients).
+        value: the vertex's private Pregel value: kept across supersteps and
+            checkpointed; assign to change it.
+    """
+
+    __slots__ = ("_emit", "attempt", "context", "step", "task_id", "thread_id", "value", "vertex")
+
+    def __init__(  # noqa: PLR0913 - a record of the task's surroundings
+        self,
+        *,
+        step: int,
+        attempt: int,
+        vertex: str,
+        task_id: str,
+        thread_id: str | None,
+        context: C,
+        value: Any,
+        emit: Callable[[Any], None] | None,
+    ) -> None:
+        self.step = step
+        self.attempt = attempt
+        self.vertex = vertex
+        self.task_id = task_id
+        self.thread_id = thread_id
+        self.context = context
+        self.value = value
+        self._emit = emit
+
+    def emit(self, payload: Any) -> None:
+        """Send a custom event to the run's listeners and `stream(mode="custom")`."""
+        if self._emit is not None:
+            self._emit(payload)
+
+    def __repr__(self) -> str:
+        return f"Context(vertex={self.vertex!r}, step={self.step}, attempt={self.attempt})"
+
+
+class InterruptSignal(BaseException):
+    """Ends a task that called `interrupt()` before it was answered.
+
+    A BaseException so that a vertex's `except Exception:` cannot swallow it;
+    the task runner turns it into an `interrupt` outcome and it never leaves the task.
+    """
+
+    def __init__(self, pending: Interrupt) -> None:
+        super().__init__(pending.value)
+        self.pending = pending
+
+
+class TaskScope:
+    """Per-task bookkeeping for `interrupt()` (one per attempt)."""
+
+    __slots__ = ("count", "line", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
+
+    def __init__(  # noqa: PLR0913 - where the task is, and what it was answered
+        self,
+        *,
+        thread_id: str | None,
+        line: str | None,
+        step: int,
+        task_id: str,
+        vertex: str,
+        resumes: tuple[Any, ...],
+    ) -> None:
+        self.thread_id = thread_id
+        self.line = line
+        self.step = step
+        self.task_id = task_id
+        self.vertex = vertex
+        self.resumes = resumes
+        self.count = 0
+        self.pending: Interrupt | None = None
+
+
+current_scope: ContextVar[TaskScope | None] = ContextVar("actorgraph_task", default=None)
+
+
+_ID_PREFIX = "int-"
+_ID_DIGITS = 16
+
+
+def interrupt_id(thread_id: str | None, line: str | None, step: int, task_id: str, index: int) -> str:
+    """The id of a task's `index`-th question: one question of one run, the same in every process.
+
+    `line` names the line of the thread's history the run continues (the
+    checkpoint that began it: a new input, a replay or a fork begins a new one),
+    so the next run of a thread asks its questions under new ids, while a
+    pending question keeps its id across processes and restarts. Ids read
+    `int-` and 16 hex digits, so an answer keyed by an id is never mistaken for
+    an answer value (see `is_interrupt_id`).
+    """
+    raw = f"{thread_id}|{line}|{step}|{task_id}|{index}".encode()
+    return _ID_PREFIX + hashlib.blake2b(raw, digest_size=_ID_DIGITS // 2).hexdigest()
+
+
+def is_interrupt_id(value: object) -> bool:
+    """True when `value` has the form of an interrupt id (whether or not it is pending)."""
+    if not isinstance(value, str) or len(value) != len(_ID_PREFIX) + _ID_DIGITS:
+        return False
+    digits = value[len(_ID_PREFIX) :]
+    return value.startswith(_ID_PREFIX) and all(c in "0123456789abcdef" for c in digits)
+
+
+def interrupt(value: Any) -> Any:
+    """Pause the run until a person answers; return their answer.
+
+    Call it inside a vertex. The first time, the task ends as `interrupt` and the
+    run pauses (`invoke` returns `status == "interrupted"`). When the run is
+    resumed with `Command(resume=answer)`, the task runs again from its recorded
+    inputs and this call returns `answer`. A task that calls `interrupt` several
+    times gets its answers in order.
+
+    Args:
+        value: what to show the person (any serializable value).
+
+    Returns:
+        The resume value.
+
+    Raises:
+        ActorGraphError: when called outside a running vertex.
+    """
+    scope = current_scope.get()
+    if scope is None:
+        msg = "interrupt() was called outside a vertex; call it inside a vertex function"
+        raise ActorGraphError(msg)
+    index = scope.count
+    scope.count += 1
+    if index < len(scope.resumes):
+        return scope.resumes[index]
+    if scope.line is None:
+        msg = (
+            f"interrupt() in vertex {scope.vertex!r}: this run keeps no checkpoints, so its question "
+            "could never be answered; compile the graph with a checkpointer (MemoryCheckpointer() "
+            "within one process) and pass thread_id=... to invoke"
+        )
+        raise ConfigError(msg)
+    pending = Interrupt(
+        interrupt_id(scope.thread_id, scope.line, scope.step, scope.task_id, index),
+        scope.vertex,
+        value,
+        scope.task_id,
+    )
+    scope.pending = pending
+    raise InterruptSignal(pending)

@@ -1,0 +1,97 @@
+"""A subgraph task: the name and the input of its subgraph's run, and what its outcome is in the parent.
+
+A subgraph vertex's task runs its subgraph as a run of its own (see
+`_children.py`). Pure: these functions turn the task and the run's outcome
+into records; the actors call them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from actorgraph._engine.copies import copy_state
+from actorgraph._engine.task import Attempt, TaskEnv, input_node, succeeded
+from actorgraph._model.errors import (
+    ActorGraphError,
+    InvalidUpdateError,
+    MergeConflictError,
+    RecursionLimitError,
+    RoutingError,
+    VertexError,
+)
+from actorgraph._model.records import Command, ErrorInfo, Handoff, Interrupt, Task, VertexResult
+from actorgraph._model.spec import GraphSpec
+
+__all__ = ["child_failed", "child_finished", "child_input", "child_paused", "namespace_of"]
+
+_NEVER_RETRIED = (MergeConflictError, RoutingError, InvalidUpdateError, RecursionLimitError)
+
+
+def namespace_of(task: Task, origin: str) -> str:
+    """The name of a subgraph task's run: the task, its superstep, and the line of history.
+
+    The same task of the same superstep gets the same name in every process and
+    every resumption, so a parent killed mid-subgraph finds its subgraph's run
+    again; a fork or a new input begins a new line (`origin`), so it runs afresh.
+    """
+    line = hashlib.blake2b(origin.encode(), digest_size=4).hexdigest()
+    return f"{task.id}@{task.step}~{line}"
+
+
+def child_input(spec: GraphSpec, task: Task, env: TaskEnv) -> Any:
+    """The subgraph's input: a private copy of the task's input state, through the vertex's `input`.
+
+    Raises:
+        MergeConflictError: the task's inputs could not be merged.
+    """
+    child = spec.vertices[task.vertex].child
+    state = copy_state(input_node(spec, task, env.node_id(task)).state)
+    return child.input(state) if child is not None and child.input is not None else state
+
+
+def child_finished(spec: GraphSpec, at: Attempt, final: Any, handoff: Handoff | None) -> VertexResult:
+    """The task's outcome when its subgraph's run ended: its final state (through `output`) or a handoff."""
+    task, env = at.task, at.env
+    child = spec.vertices[task.vertex].child
+    try:
+        node_in = input_node(spec, task, env.node_id(task))
+        if handoff is not None:
+            returned: Any = Command(update=handoff.update, goto=handoff.goto)
+        else:
+            returned = child.output(final) if child is not None and child.output is not None else final
+        return succeeded(spec, at, node_in, returned, ctx=None, node_id=env.node_id(task))
+    except Exception as exc:  # noqa: BLE001 - a failing output mapper or router is the task's error
+        return at.failed(exc, retryable=not isinstance(exc, _NEVER_RETRIED))
+
+
+def child_paused(at: Attempt, interrupts: tuple[Interrupt, ...]) -> VertexResult:
+    """The task's outcome when its subgraph's run paused: its interrupts, named by path (`research/ask`)."""
+    task = at.task
+    nested = tuple(Interrupt(i.id, f"{task.vertex}/{i.vertex}", i.value, task.id, i.kind) for i in interrupts)
+    return at.result("interrupt", interrupt=nested[0] if nested else None, nested=nested)
+
+
+def child_failed(at: Attempt, exc: BaseException) -> VertexResult:
+    """The task's outcome when its subgraph's run failed: the error, its vertex named by path."""
+    task, attempt, env = at.task, at.number, at.env
+    if isinstance(exc, VertexError):
+        pathed = VertexError(
+            f"{task.vertex}/{exc.vertex}",
+            task_id=exc.task_id,
+            step=exc.step,
+            attempts=exc.attempts,
+            error_type=exc.error_type,
+            message=exc.error_message,
+            others=exc.others,
+            resumable=exc.resumable,
+        )
+        pathed.__cause__ = exc.__cause__
+        return VertexResult.failure(task, attempt, ErrorInfo.from_exception(pathed), at.started, env.now())
+    retryable = not isinstance(exc, _NEVER_RETRIED)
+    exc.add_note(f"(in the run of subgraph vertex {task.vertex!r}, task {task.id!r})")
+    if not isinstance(exc, ActorGraphError) and not isinstance(exc, Exception):
+        exc = ActorGraphError(f"the run of subgraph {task.vertex!r} ended with {type(exc).__name__}: {exc}")
+    return VertexResult.failure(
+        task, attempt, ErrorInfo.from_exception(exc, retryable=retryable), at.started, env.now()
+    )

@@ -1,0 +1,368 @@
+"""Running one attempt of one task, and turning whatever happened into a value.
+
+Pure: merges the task's inputs, hands the vertex a private copy, calls it,
+interprets its return value (a state, None, or a `Command`), routes the new
+state, and returns a `VertexResult` whose status is `ok`, `error` or
+`interrupt`. No exception and no interrupt signal leaves this module, except a
+`BaseException` that is not the vertex's business (the actor handles those).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from actorgraph._engine.call import Call, Called, call_vertex
+from actorgraph._engine.context import Context
+from actorgraph._engine.copies import copy_state
+from actorgraph._engine.lineage import distinct, merge_located
+from actorgraph._engine.routing import route
+from actorgraph._engine.updates import apply_update
+from actorgraph._model.errors import InvalidUpdateError, RoutingError
+from actorgraph._model.records import (
+    PARENT,
+    UNSET,
+    Command,
+    ErrorInfo,
+    Handoff,
+    Interrupt,
+    Node,
+    Send,
+    Task,
+    VertexResult,
+)
+from actorgraph._model.spec import GraphSpec, VertexSpec
+from actorgraph.merge import has_keys, works_by_key
+
+__all__ = ["Attempt", "Prepared", "TaskEnv", "finish", "input_node", "prepare", "run_attempt", "succeeded"]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskEnv:
+    """What a task needs from the run it belongs to.
+
+    Attributes:
+        node_prefix: makes lineage ids unique within the thread.
+        thread_id: the run's thread, or None.
+        context: the run's `context=` object.
+        emit: where `ctx.emit(payload)` goes (`emit(task, payload)`), or None.
+        listen: receives the events vertices emit (task started), or None.
+        now: the wall clock, for the result's timestamps.
+        encode: with a checkpointer, `encode(node_id, result)` serializes the
+            states a task made (on the vertex's thread); None otherwise.
+        nested: the run is a subgraph's (`Command(graph=PARENT)` is allowed).
+        line: the line of the thread's history the run continues (the checkpoint
+            that began it, or the run's id when nothing is recorded): it makes the
+            ids of the questions its tasks ask unique to this run.
+    """
+
+    node_prefix: str
+    thread_id: str | None = None
+    context: Any = None
+    emit: Callable[[Task, Any], None] | None = None
+    now: Callable[[], float] = time.time
+    encode: Callable[[str, VertexResult], Mapping[str, bytes]] | None = None
+    listen: Callable[[Any], None] | None = None
+    nested: bool = False
+    line: str | None = None
+
+    def node_id(self, task: Task) -> str:
+        """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
+        return f"{self.node_prefix}{task.step}:{task.id}"
+
+
+def input_node(spec: GraphSpec, task: Task, node_id: str) -> Node:
+    """The task's input version: its single input, or the merge of several.
+
+    Raises:
+        MergeConflictError: the merge refused the inputs; it names the vertices and step.
+    """
+    inputs = task.inputs
+    if len(inputs) == 1:
+        return inputs[0].node
+    nodes = distinct(m.node for m in inputs)
+    if len(nodes) == 1:
+        return nodes[0]
+    merged = merge_located([m.node for m in inputs], [m.sender for m in inputs], spec.merge, task.step)
+    return Node.child(f"{node_id}<", merged, *nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """Who is running: the task, the attempt number, when it started, its run."""
+
+    task: Task
+    number: int
+    started: float
+    env: TaskEnv
+
+    def result(self, status: Any, **fields: Any) -> VertexResult:
+        task = self.task
+        fields.setdefault("value", task.value)
+        return VertexResult(
+            task.id,
+            task.vertex,
+            status,
+            attempts=self.number,
+            inputs=task.inputs,
+            resumes=task.resumes,
+            started_at=self.started,
+            finished_at=self.env.now(),
+            **fields,
+        )
+
+    def failed(self, exc: Exception, *, retryable: bool = True) -> VertexResult:
+        error = ErrorInfo.from_exception(exc, retryable=retryable)
+        return VertexResult.failure(self.task, self.number, error, self.started, self.env.now())
+
+    def paused(self, pending: Interrupt) -> VertexResult:
+        return self.result("interrupt", interrupt=pending)
+
+
+def _run_coroutine(awaitable: Awaitable[Any]) -> Any:
+    import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+    async def wait() -> Any:
+        return await awaitable
+
+    return asyncio.run(wait())
+
+
+def run_attempt(  # noqa: PLR0913 - the task, and how to run it
+    spec: GraphSpec,
+    task: Task,
+    attempt: int,
+    env: TaskEnv,
+    *,
+    failure: ErrorInfo | None = None,
+    run_async: Callable[[Awaitable[Any]], Any] = _run_coroutine,
+) -> VertexResult:
+    """Run one attempt of `task` in this thread and describe its outcome.
+
+    The three steps another backend splits across processes: `prepare` (here),
+    `call_vertex` (wherever the vertex runs), `finish` (here).
+
+    Args:
+        spec: the graph.
+        task: the task, with its recorded inputs.
+        attempt: 1 for the first attempt.
+        env: the run's surroundings.
+        failure: when given, run the vertex's `on_error` handler for this error instead.
+        run_async: runs an async vertex's coroutine (vertex actors pass their event loop's).
+
+    Returns:
+        The task's `VertexResult` (`attempts` is `attempt`).
+    """
+    prepared = prepare(spec, task, attempt, env)
+    if isinstance(prepared, VertexResult):
+        return prepared
+    call = prepared.call(failure)
+    ctx = call.context_for(functools.partial(env.emit, task) if env.emit is not None else None)
+    vertex = spec.vertices[task.vertex]
+    state = copy_state(prepared.given(spec))
+    called = call_vertex(
+        vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
+    )
+    return finish(spec, prepared, called, ctx)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A task ready to call: its attempt and its input version."""
+
+    at: Attempt
+    node_in: Node
+    node_id: str
+
+    def given(self, spec: GraphSpec) -> Any:
+        """The state the vertex is given: its input, or only its declared `inputs` (not yet copied)."""
+        flow = spec.vertices[self.at.task.vertex].flow
+        return self.node_in.state if flow is None else flow.view(self.node_in.state)
+
+    def call(self, failure: ErrorInfo | None) -> Call:
+        """The call of the vertex, as another process needs it."""
+        task, env = self.at.task, self.at.env
+        return Call(
+            task.vertex,
+            task.id,
+            task.step,
+            self.at.number,
+            env.thread_id,
+            env.context,
+            task.value,
+            task.resumes,
+            failure,
+            env.line,
+        )
+
+
+def prepare(spec: GraphSpec, task: Task, attempt: int, env: TaskEnv) -> Prepared | VertexResult:
+    """Start an attempt: merge the task's inputs (a failed merge is the task's `error` outcome)."""
+    at = Attempt(task, attempt, env.now(), env)
+    node_id = env.node_id(task)
+    try:
+        return Prepared(at, input_node(spec, task, node_id), node_id)
+    except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
+        return at.failed(exc, retryable=False)
+
+
+def finish(spec: GraphSpec, prepared: Prepared, called: Called, ctx: Context[Any]) -> VertexResult:
+    """The task's outcome from what its vertex did: paused, failed, or its new state routed.
+
+    Args:
+        spec: the graph.
+        prepared: the attempt.
+        called: what the vertex did.
+        ctx: the `ctx` routers are given (its `value` is the vertex's after the call).
+    """
+    at = prepared.at
+    if called.pending is not None:
+        return at.paused(called.pending)
+    if called.error is not None:
+        return VertexResult.failure(at.task, at.number, called.error, at.started, at.env.now())
+    ctx.value = called.value
+    try:
+        return succeeded(spec, at, prepared.node_in, called.returned, ctx=ctx, node_id=prepared.node_id)
+    except (RoutingError, InvalidUpdateError) as exc:
+        return at.failed(exc, retryable=False)
+    except Exception as exc:  # noqa: BLE001 - a failing reducer or schema check is the task's error
+        return at.failed(exc)
+
+
+def succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returned
+    spec: GraphSpec, at: Attempt, node_in: Node, returned: Any, *, ctx: Context[Any] | None, node_id: str
+) -> VertexResult:
+    """The `ok` outcome of what a vertex returned: the new version, routed.
+
+    Raises:
+        InvalidUpdateError: what it returned is not a state, an update or a `Command` that fits.
+        RoutingError: a router or a goto failed.
+    """
+    task = at.task
+    if isinstance(returned, Command) and returned.graph is not None:
+        return _handed_off(at, node_in, returned)
+    node_out, goto = _interpret(spec, task, node_in, node_id, returned)
+    outbox = route(
+        spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
+    )
+    value = ctx.value if ctx is not None else task.value
+    return at.result("ok", state=node_out.state, outbox=outbox, value=value, node=node_out)
+
+
+def _handed_off(at: Attempt, node_in: Node, command: Command) -> VertexResult:
+    """A subgraph task leaving for its parent graph: no message here, a `Handoff` for the parent."""
+    who = f"vertex {at.task.vertex!r}"
+    if command.graph != PARENT:
+        msg = f"{who} returned Command(graph={command.graph!r}); the only graph to name is PARENT"
+        raise InvalidUpdateError(msg)
+    if not at.env.nested:
+        msg = f"{who} returned Command(graph=PARENT), but its graph is not a subgraph: there is no parent"
+        raise InvalidUpdateError(msg)
+    goto = (command.goto,) if isinstance(command.goto, (str, Send)) else tuple(command.goto)
+    if not all(isinstance(target, str) for target in goto):
+        msg = f"{who} returned Command(graph=PARENT) with a Send; route to the parent's vertices by name"
+        raise InvalidUpdateError(msg)
+    handoff = Handoff(copy_state(command.update) if command.update is not None else None, goto)  # type: ignore[arg-type]
+    return at.result("ok", state=node_in.state, handoff=handoff, node=node_in)
+
+
+def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
+    """The new version and the goto targets of what a vertex returned.
+
+    A whole-state vertex returns the new state; an update vertex returns the keys
+    it changes, applied to its input through the reducers; either may return None
+    (no change) or a `Command`, whose `update` is always an update.
+    """
+    who = f"vertex {task.vertex!r}"
+    vertex = spec.vertices[task.vertex]
+    flow = vertex.flow
+    goto: Any = ()
+    if flow is not None or vertex.returns == "update":
+        node_in = _update_base(task, node_in)
+    if isinstance(returned, Command):
+        if returned.resume is not UNSET:
+            msg = (
+                f"{who} returned Command(resume=...); resume answers are "
+                "passed to invoke(Command(resume=...)), not returned by vertices"
+            )
+            raise InvalidUpdateError(msg)
+        goto, returned = returned.goto, returned.update
+        if returned is not None and flow is not None:
+            returned = flow.update_of(returned, who)
+        new = node_in.state if returned is None else _updated(spec, node_in.state, returned, who)
+    elif returned is None:
+        return node_in, ()
+    else:
+        new = _returned_state(spec, vertex, node_in.state, returned, who)
+    if new is node_in.state:
+        return node_in, goto
+    return Node.child(node_id, new, node_in), goto
+
+
+def _returned_state(spec: GraphSpec, vertex: VertexSpec, given: Any, returned: Any, who: str) -> Any:
+    """The new state of a vertex that returned `returned` (not None, not a `Command`) on input `given`."""
+    if isinstance(returned, (Send, Interrupt)):
+        msg = (
+            f"{who} returned a {type(returned).__name__}; return the new "
+            "state, and send with a router or Command(goto=Send(...))"
+        )
+        raise InvalidUpdateError(msg)
+    if vertex.flow is not None:  # declared inputs/outputs: an update of the declared keys
+        return _updated(spec, given, vertex.flow.update_of(returned, who), who)
+    if vertex.returns == "update":
+        return _updated(spec, given, returned, who)
+    _refuse_keyless(spec, who, given, returned)
+    new = spec.checked(returned, who, base=given)  # a schema names missing required keys first
+    if not vertex.may_drop:
+        _refuse_dropped(who, given, returned)
+    return new
+
+
+def _update_base(task: Task, node_in: Node) -> Node:
+    """The version an update-returning task's update lands on.
+
+    A `Send` task's input is its payload, which may have any shape (LangGraph's
+    map-reduce sends `{"item": ...}`): its update lands on the state the `Send`
+    was made from, the payload's parent. Any other task's lands on its input.
+    """
+    if len(task.inputs) == 1 and task.inputs[0].send and node_in.parents:
+        return node_in.parents[0]
+    return node_in
+
+
+def _updated(spec: GraphSpec, state: Any, update: Any, who: str) -> Any:
+    if spec.schema is not None and isinstance(update, Mapping):
+        spec.schema.check_update(update, who)
+    return spec.checked(apply_update(state, update, spec.merge, who=who), who, base=state)
+
+
+def _refuse_dropped(who: str, given: Any, returned: Any) -> None:
+    """A whole-state vertex that leaves keys of its input out of its mapping: say so, never delete them."""
+    if not isinstance(returned, Mapping) or not isinstance(given, Mapping) or returned.keys() >= given.keys():
+        return
+    missing = [k for k in given if k not in returned]
+    listed = 10
+    shown = ", ".join(repr(k) for k in missing[:listed])
+    shown += f" and {len(missing) - listed} more" if len(missing) > listed else ""
+    msg = (
+        f"{who} returned a mapping without key(s) {shown} of its input, which would delete them. "
+        "A vertex returns its whole new state by default: return {**state, ...changes}, or declare "
+        "add_vertex(..., returns='update') (or Graph(returns='update')) to return only the keys it "
+        "changes, as in LangGraph. To delete keys on purpose, declare returns='state' for the vertex "
+        "or the graph."
+    )
+    raise InvalidUpdateError(msg)
+
+
+def _refuse_keyless(spec: GraphSpec, who: str, given: Any, returned: Any) -> None:
+    """A key-by-key graph cannot merge a state without keys: say so at the vertex, not at a later merge."""
+    if works_by_key(spec.merge) and has_keys(given) and not has_keys(returned):
+        msg = (
+            f"{who} returned a {type(returned).__name__}, but this graph merges its states key by "
+            f"key and the vertex was given a {type(given).__name__}; return the whole new state "
+            "(None keeps the input; Command(update=...) changes some keys)"
+        )
+        raise InvalidUpdateError(msg)

@@ -5,14 +5,11 @@ merges whole states without losing updates, and records each task's outcome.
 """
 
 from actorgraph._actors.handle import RunHandle
-from actorgraph._actors.runtime import StuckVertexWarning
 from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.files import load, load_string
 from actorgraph._api.graph import Graph
 from actorgraph._api.request import RunKeywords
-from actorgraph._api.resume import ThreadNotFoundError
 from actorgraph._build.options import VertexOptions
-from actorgraph._build.validate import GraphValidationWarning
 from actorgraph._engine.context import Context, interrupt
 from actorgraph._model.errors import (
     ActorGraphError,
@@ -22,6 +19,7 @@ from actorgraph._model.errors import (
     ConfigError,
     ConfigFileError,
     GraphValidationError,
+    GraphValidationWarning,
     InvalidUpdateError,
     MergeConflictError,
     MissingDependencyError,
@@ -32,6 +30,8 @@ from actorgraph._model.errors import (
     RunCancelledError,
     RunTimeoutError,
     SerializationError,
+    StuckVertexWarning,
+    ThreadNotFoundError,
     VertexActorDiedError,
     VertexError,
     VertexTimeoutError,

@@ -18,9 +18,9 @@ from typing import Any
 import pykka
 
 from actorgraph._actors.handle import settle
-from actorgraph._actors.messages import CancelRun, Done, StartRun, TimedOut
+from actorgraph._actors.messages import CancelRun, Done, Launch, StartRun, TimedOut
 from actorgraph._actors.run import Run
-from actorgraph._actors.setup import Launch
+from actorgraph._actors.start import build_run
 from actorgraph._model.errors import ActorGraphError
 
 __all__ = ["CoordinatorActor", "CoordinatorPool"]
@@ -80,7 +80,7 @@ class CoordinatorActor(pykka.ThreadingActor):
     def _launch(self, launch: Launch) -> None:
         """Build the run (reading its thread's checkpoint) and start it; a failure is the run's error."""
         try:
-            run = launch.build(launch)
+            run = build_run(launch)
         except Exception as exc:  # noqa: BLE001 - a bad input or an unreadable thread is this run's error
             with contextlib.suppress(InvalidStateError):
                 launch.started.set_exception(exc)
@@ -238,6 +238,9 @@ class CoordinatorPool:
     def cancel(self, launch: Launch) -> None:
         """Stop a run: nothing new starts from now on; its coordinator lets go of it soon after."""
         launch.cancel.set()  # seen at once by the coordinator and by vertex actors about to start
+        if launch.coordinator is None:  # never given to one: nothing holds it
+            _stopped(launch)
+            return
         try:
             launch.coordinator.tell(CancelRun(launch.run_id))
         except pykka.ActorDeadError:

@@ -1,18 +1,70 @@
-"""The messages actors exchange: small immutable records, matched by type."""
+"""The records actors exchange: orders, outcomes, launches of runs, and what a run needs of the actors.
+
+Small immutable records matched by type (`Order`, `Done`, `TimedOut`,
+`StartRun`, `CancelRun`), and the `Launch` of a run: the facade's (or a parent
+run's) request, on its way to a coordinator, with the futures its handle keeps.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pykka
 
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._engine.task import TaskEnv
-from actorgraph._model.records import ErrorInfo, Task, VertexResult
+from actorgraph._model.records import UNSET, ErrorInfo, Handoff, Task, VertexResult
+from actorgraph._model.results import RunResult
+from actorgraph._model.runs import Breakpoints, Durability, RunRequest
+from actorgraph._model.spec import GraphSpec
+from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.events import Listener
 
-__all__ = ["CancelRun", "Done", "Order", "StartRun", "TimedOut"]
+__all__ = [
+    "CancelRun",
+    "ChildCall",
+    "Done",
+    "Launch",
+    "Order",
+    "RunOrder",
+    "StartRun",
+    "TimedOut",
+    "Workers",
+    "new_run_id",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ChildCall:
+    """What a subgraph task's run starts with, besides its input: made by the parent's run.
+
+    Attributes:
+        namespace: the run's namespace (`research@2~1a2b3c4d`, nested ones joined by `|`).
+        thread_id: the subgraph run's thread (`parent|namespace`), or None when
+            the parent keeps no checkpoints.
+        store: the parent's checkpointer, or None.
+        durability: the parent's durability.
+        context: the parent run's `context`.
+        recursion_limit: the parent run's recursion limit.
+        breakpoints: the breakpoints inside the subgraph (`research/fetch` -> `fetch`).
+        listeners: the parent's listeners, tagging events with `namespace`.
+        answers: interrupt id -> answer, for the subgraph's pending interrupts.
+    """
+
+    namespace: str
+    thread_id: str | None
+    store: Checkpointer | None
+    durability: Durability
+    context: Any
+    recursion_limit: int
+    breakpoints: Breakpoints
+    listeners: tuple[Listener, ...]
+    answers: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +80,7 @@ class Order:
         env: the run's surroundings.
         cancel: set when the run is cancelled (the order is then dropped, an async vertex cancelled).
         failure: run the vertex's `on_error` handler for this error instead.
-        child: for a subgraph task, how its subgraph's run starts (a `ChildCall`).
+        child: for a subgraph task, how its subgraph's run starts.
     """
 
     run_id: str
@@ -39,7 +91,7 @@ class Order:
     env: TaskEnv
     cancel: Cancellation
     failure: ErrorInfo | None = None
-    child: Any = None
+    child: ChildCall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +104,78 @@ class Done:
     blobs: Mapping[str, bytes] = field(default_factory=dict)
 
 
+class Workers(Protocol):
+    """What a run needs of the actors of its compiled graph (the `Runtime` provides it)."""
+
+    spec: GraphSpec
+
+    def submit(self, order: Order) -> None:
+        """Hand an attempt to an actor of its vertex."""
+        ...
+
+    def abandon(self, vertex: str, token: int) -> bool:
+        """Give up on the actor running `token` (it overran its timeout); False if it already finished."""
+        ...
+
+    def later(self, seconds: float, fn: Callable[[], None]) -> None:
+        """Call `fn()` after `seconds` (retry backoff): a timer entry, never a waiting thread."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunOrder:
+    """What a run is asked to do: its store, its options and its input.
+
+    Attributes:
+        store: the checkpointer of its graph (its parent's, for a subgraph's run), or None.
+        request: the run's options, checked.
+        input: the input, checked and copied once on the caller's thread: a state,
+            None (continue the thread) or a `Command`.
+        fresh: a subgraph's input: the run starts with it when its thread has no
+            checkpoint yet, and continues the thread (with `input`) when it has.
+    """
+
+    store: Checkpointer | None
+    request: RunRequest
+    input: Any
+    fresh: Any = UNSET
+
+
+@dataclass(slots=True)
+class Launch:
+    """A run on its way to a coordinator: what it is asked, and what its handle keeps.
+
+    Attributes:
+        run_id: the invoke's id.
+        order: what the run is asked to do; the coordinator builds the run from it.
+        workers: the actors of the run's graph.
+        future: completed with the run's `RunResult` (or error).
+        cancel: set when the run is cancelled.
+        stopped: set once the coordinator has let go of the run.
+        started: set once the run is built (its thread read, its answers claimed),
+            or with the error that building it raised.
+        coordinator: the coordinator it was given to.
+        nested: a subgraph's run, launched by its parent's run on the parent's coordinator.
+        handoff: set when a subgraph's run ends by handing off to its parent.
+    """
+
+    run_id: str
+    order: RunOrder
+    workers: Workers
+    future: Future[RunResult[Any]] = field(default_factory=Future)
+    cancel: Cancellation = field(default_factory=Cancellation)
+    stopped: Future[None] = field(default_factory=Future)
+    started: Future[None] = field(default_factory=Future)
+    coordinator: pykka.ActorRef[Any] | None = None
+    nested: bool = False
+    handoff: Handoff | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class StartRun:
-    """Facade -> coordinator: build a run from its launch and start it."""
+    """Facade (or a parent run) -> coordinator: build a run from its launch and start it."""
 
-    launch: Any
+    launch: Launch
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +191,12 @@ class TimedOut:
 
     run_id: str
     token: int
+
+
+_PROCESS = os.urandom(6).hex()
+_runs = itertools.count()
+
+
+def new_run_id() -> str:
+    """A run id, unique across processes: a random tag of this process and a counter."""
+    return f"{_PROCESS}{next(_runs):x}"

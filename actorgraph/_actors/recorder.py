@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Iterable, Mapping
-from typing import Literal, TypeAlias
 
 from actorgraph._engine.superstep import status_of
 from actorgraph._model.errors import SerializationError
 from actorgraph._model.records import Interrupt, Node, Position, SuperstepState, VertexResult
+from actorgraph._model.runs import Durability
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,
@@ -41,10 +41,7 @@ from actorgraph.checkpoint._parts import layout_of
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow, WriteRow
 from actorgraph.checkpoint._versions import Encoded, book_for, encode_versions
 
-__all__ = ["DURABILITY", "Durability", "Recorder", "encode_new_states"]
-
-Durability: TypeAlias = Literal["sync", "step", "exit"]
-DURABILITY: tuple[str, ...] = ("sync", "step", "exit")
+__all__ = ["Recorder", "encode_new_states"]
 
 
 def encode_new_states(checkpointer: Checkpointer, thread_id: str, own: str, result: VertexResult) -> Encoded:

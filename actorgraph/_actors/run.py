@@ -24,10 +24,10 @@ import pykka
 
 from actorgraph._actors.emitter import Emitter
 from actorgraph._actors.handle import raised_for, settle
-from actorgraph._actors.messages import Done, Order, TimedOut
-from actorgraph._actors.setup import Launch, RunSetup, Workers
+from actorgraph._actors.messages import Done, Launch, Order, TimedOut, Workers
+from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.subgraphs import child_call
-from actorgraph._engine.context import interrupt_id
+from actorgraph._engine.breakpoints import paused_before, pauses_after
 from actorgraph._engine.recorded import Keep, Rerun, again
 from actorgraph._engine.retry import after_failure
 from actorgraph._engine.superstep import commit, current_state, final_state, plan, waiting_joins
@@ -39,7 +39,6 @@ from actorgraph._model.errors import (
 )
 from actorgraph._model.records import (
     ErrorInfo,
-    Handoff,
     Interrupt,
     RunStatus,
     SuperstepState,
@@ -93,7 +92,6 @@ class Run:
         self.cancel_event = launch.cancel  # read on every dispatch and settle
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
-        self.handoff: Handoff | None = None  # a subgraph's run that handed off to its parent
         self._outcome: RunResult[Any] | None = None
         self._error: BaseException | None = None
         self.supersteps = 0
@@ -209,7 +207,7 @@ class Run:
         """Dispatch a planned task, or keep its recorded outcome."""
         if old is None:
             if self.setup.breakpoints.stops_before(task.vertex):
-                self.results[task.id] = self._breakpoint(task)
+                self.results[task.id] = paused_before(task, self.thread_id, self.env.line)
             else:
                 self._dispatch(task, 1)
             return
@@ -220,13 +218,6 @@ class Run:
                 if failure is not None:
                     self.handled.add(task.id)
                 self._dispatch(rerun, attempt, failure=failure, answers=answers)
-
-    def _breakpoint(self, task: Task) -> VertexResult:
-        asked = interrupt_id(self.thread_id, self.env.line, task.step, task.id, -1)
-        pending = Interrupt(asked, task.vertex, None, task.id, "before")
-        return VertexResult(
-            task.id, task.vertex, "interrupt", interrupt=pending, attempts=0, inputs=task.inputs
-        )
 
     def _dispatch(
         self,
@@ -324,11 +315,12 @@ class Run:
         if handoff is not None:  # a subgraph's vertex leaves for the parent: this run ends here
             if self.recorder is not None:
                 self.recorder.paused(self.pos, superstep, "done")
-            self.handoff = handoff
+            self.launch.handoff = handoff
             self._resolve("done", current_state(self.pos, self.spec.merge), ())
             return
         self.pos = commit(self.spec, self.pos, superstep)
-        pauses = () if self.pos.done else self._pauses_after(superstep)
+        stops = self.setup.breakpoints
+        pauses = () if self.pos.done else pauses_after(superstep, stops, self.thread_id, self.env.line)
         head = None
         if self.recorder is not None:
             if pauses:
@@ -346,22 +338,6 @@ class Run:
             state = current_state(self.pos, self.spec.merge)
             committed = SuperstepCommitted(self.id, self.thread_id, self.pos.step, state, checkpoint_id)
             self.events.emit(committed, routine=True)
-
-    def _pauses_after(self, superstep: SuperstepState) -> tuple[Interrupt, ...]:
-        stops = self.setup.breakpoints
-        if not stops.after:
-            return ()
-        vertices = sorted({r.vertex for r in superstep.results.values() if stops.stops_after(r.vertex)})
-        return tuple(
-            Interrupt(
-                interrupt_id(self.thread_id, self.env.line, superstep.step, f"after:{v}", 0),
-                v,
-                None,
-                v,
-                "after",
-            )
-            for v in vertices
-        )
 
     # -- endings ---------------------------------------------------------------------
 

@@ -15,16 +15,15 @@ from actorgraph._actors.backend import THREADS, Backend
 from actorgraph._actors.coordinator import CoordinatorPool
 from actorgraph._actors.handle import STOP_WAIT
 from actorgraph._actors.log import log
-from actorgraph._actors.messages import Order
+from actorgraph._actors.messages import Launch, Order
 from actorgraph._actors.pool import VertexActor
-from actorgraph._actors.setup import Launch
-from actorgraph._actors.subgraphs import ChildRunner, Launcher
+from actorgraph._actors.subgraphs import ChildRunner
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.clock import Clock
-from actorgraph._model.errors import ActorGraphError
+from actorgraph._model.errors import ActorGraphError, StuckVertexWarning
 from actorgraph._model.spec import GraphSpec
 
-__all__ = ["Runtime", "StuckVertexWarning"]
+__all__ = ["Runtime"]
 
 
 class Runtime:
@@ -34,12 +33,11 @@ class Runtime:
     to its vertex's pool, abandoning a stuck one, and calling back after a backoff.
     """
 
-    def __init__(  # noqa: PLR0913 - the graph, and what its actors share
+    def __init__(
         self,
         spec: GraphSpec,
         clock: Clock | None,
         *,
-        launcher: Launcher | None = None,
         coordinators: int = 4,
         shared: dict[int, Runtime] | None = None,
         backend: Backend = THREADS,
@@ -49,7 +47,6 @@ class Runtime:
         Args:
             spec: the graph.
             clock: where retry backoff waits (None: the timer thread).
-            launcher: makes the launch of a subgraph's run (needed when `spec` has subgraphs).
             coordinators: the most coordinator actors (each drives many runs).
             shared: the runtimes of subgraphs already made, by spec: two vertices
                 running one subgraph share its actors and their bounds.
@@ -67,14 +64,14 @@ class Runtime:
         self._inner: list[Runtime] = []  # the subgraphs' runtimes this one made
         shared = {} if shared is None else shared
         for name, vertex in spec.vertices.items():
-            if vertex.child is None or launcher is None:
+            if vertex.child is None:
                 continue
             inner = shared.get(id(vertex.child.spec))
             if inner is None:
-                inner = Runtime(vertex.child.spec, clock, launcher=launcher, shared=shared, backend=backend)
+                inner = Runtime(vertex.child.spec, clock, shared=shared, backend=backend)
                 shared[id(vertex.child.spec)] = inner
                 self._inner.append(inner)
-            self.children[name] = ChildRunner(spec, vertex, inner, launcher, self.timer)
+            self.children[name] = ChildRunner(spec, vertex, inner, self.timer)
 
     def timer(self) -> Timer:
         """The graph's timer thread, started on first use."""
@@ -186,10 +183,6 @@ class Runtime:
                 if inner._timer is not None:  # noqa: SLF001
                     inner._timer.close()  # noqa: SLF001
         return actors
-
-
-class StuckVertexWarning(RuntimeWarning):
-    """Shown by `CompiledGraph.close()` when vertex actors are still running tasks it has to wait for."""
 
 
 _GRACE = 0.5  # seconds close() waits quietly before it says what it is waiting for

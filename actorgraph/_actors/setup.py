@@ -1,87 +1,18 @@
-"""What a run starts with (`Launch`, `RunSetup`), and what it needs of the actors (`Workers`).
-
-A run is launched in two halves. The caller's thread checks and copies the
-input, and hands a `Launch` to a coordinator; the coordinator reads the thread's
-checkpoint, prepares the `RunSetup` and runs it. So `start()` never waits for a
-store, and the caller's thread is free as soon as the launch is sent.
-"""
+"""What a run starts with once built on its coordinator: its plan, its recorder and its surroundings."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from actorgraph._actors.cancel import Cancellation
-from actorgraph._actors.messages import Order
 from actorgraph._actors.recorder import Recorder
 from actorgraph._engine.task import TaskEnv
 from actorgraph._model.records import Position, VertexResult
-from actorgraph._model.results import RunResult
-from actorgraph._model.spec import ChildSpec, GraphSpec
+from actorgraph._model.runs import Breakpoints
 from actorgraph.events import Listener
 
-__all__ = ["Breakpoints", "ChildCall", "Launch", "RunSetup", "Workers"]
-
-
-@dataclass(frozen=True, slots=True)
-class Breakpoints:
-    """Where a run pauses by itself: before or after some vertices ("*" for all)."""
-
-    before: frozenset[str] = frozenset()
-    after: frozenset[str] = frozenset()
-
-    def stops_before(self, vertex: str) -> bool:
-        """True when the run pauses before `vertex` runs."""
-        return vertex in self.before or "*" in self.before
-
-    def stops_after(self, vertex: str) -> bool:
-        """True when the run pauses after the superstep in which `vertex` ran."""
-        return vertex in self.after or "*" in self.after
-
-    def inside(self, vertex: str, child: ChildSpec | None = None) -> Breakpoints:
-        """The breakpoints of the subgraph of `vertex` (`research/fetch` -> `fetch`).
-
-        A compiled subgraph's own `interrupt_before/after` (in `child`) hold too.
-        """
-        prefix = f"{vertex}/"
-
-        def within(names: frozenset[str], own: frozenset[str]) -> frozenset[str]:
-            return own | {name.removeprefix(prefix) for name in names if name.startswith(prefix)}
-
-        if child is None:
-            return Breakpoints(within(self.before, frozenset()), within(self.after, frozenset()))
-        return Breakpoints(within(self.before, child.before), within(self.after, child.after))
-
-
-@dataclass(slots=True)
-class Launch:
-    """A run on its way to a coordinator: what its handle keeps, and how the coordinator builds it.
-
-    Attributes:
-        run_id: the invoke's id.
-        build: makes the `Run` (on the coordinator's thread: it may read the store);
-            what it raises is the run's error.
-        future: completed with the run's `RunResult` (or error).
-        cancel: set when the run is cancelled.
-        stopped: set once the coordinator has let go of the run.
-        started: set once the run is built (its thread read, its answers claimed),
-            or with the error that building it raised.
-        coordinator: the coordinator it was given to.
-        nested: a subgraph's run, launched by its parent's run on the parent's coordinator.
-        run: the run, once built.
-    """
-
-    run_id: str
-    build: Callable[[Launch], Any]
-    future: Future[RunResult[Any]] = field(default_factory=Future)
-    cancel: Cancellation = field(default_factory=Cancellation)
-    stopped: Future[None] = field(default_factory=Future)
-    started: Future[None] = field(default_factory=Future)
-    coordinator: Any = None
-    nested: bool = False
-    run: Any = None
+__all__ = ["RunSetup"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +41,7 @@ class RunSetup:
     position: Position
     env: TaskEnv
     recursion_limit: int
-    breakpoints: Breakpoints = Breakpoints()
+    breakpoints: Breakpoints = field(default_factory=Breakpoints)
     listeners: tuple[Listener, ...] = ()
     recorder: Recorder | None = None
     pending: Mapping[str, VertexResult] = field(default_factory=dict)
@@ -119,49 +50,3 @@ class RunSetup:
     record_start: bool = False
     nested: bool = False
     namespace: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ChildCall:
-    """What a subgraph task's run starts with, besides its input: made by the parent's run.
-
-    Attributes:
-        namespace: the run's namespace (`research@2~1a2b3c4d`, nested ones joined by `|`).
-        thread_id: the subgraph run's thread (`parent|namespace`), or None when
-            the parent keeps no checkpoints.
-        store: the parent's checkpointer, or None.
-        durability: the parent's durability.
-        context: the parent run's `context`.
-        recursion_limit: the parent run's recursion limit.
-        breakpoints: the breakpoints inside the subgraph (`research/fetch` -> `fetch`).
-        listeners: the parent's listeners, tagging events with `namespace`.
-        answers: interrupt id -> answer, for the subgraph's pending interrupts.
-    """
-
-    namespace: str
-    thread_id: str | None
-    store: Any
-    durability: Any
-    context: Any
-    recursion_limit: int
-    breakpoints: Breakpoints
-    listeners: tuple[Listener, ...]
-    answers: Mapping[str, Any] | None = None
-
-
-class Workers(Protocol):
-    """What a run needs of the actors of its compiled graph (the `Runtime` provides it)."""
-
-    spec: GraphSpec
-
-    def submit(self, order: Order) -> None:
-        """Hand an attempt to an actor of its vertex."""
-        ...
-
-    def abandon(self, vertex: str, token: int) -> bool:
-        """Give up on the actor running `token` (it overran its timeout); False if it already finished."""
-        ...
-
-    def later(self, seconds: float, fn: Callable[[], None]) -> None:
-        """Call `fn()` after `seconds` (retry backoff): a timer entry, never a waiting thread."""
-        ...

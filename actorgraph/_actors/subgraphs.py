@@ -22,20 +22,29 @@ from typing import Any, Protocol
 import pykka
 
 from actorgraph._actors.emitter import Emitter
-from actorgraph._actors.messages import CancelRun, Done, Order, StartRun, TimedOut
+from actorgraph._actors.messages import (
+    CancelRun,
+    ChildCall,
+    Done,
+    Launch,
+    Order,
+    RunOrder,
+    StartRun,
+    TimedOut,
+    Workers,
+    new_run_id,
+)
 from actorgraph._actors.recorder import Recorder
-from actorgraph._actors.setup import ChildCall, Launch, RunSetup, Workers
+from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.subgraphs import child_failed, child_finished, child_input, child_paused, namespace_of
 from actorgraph._engine.task import Attempt, TaskEnv
 from actorgraph._model.errors import ActorGraphError, RunCancelledError
-from actorgraph._model.records import NS, Task, VertexResult
+from actorgraph._model.records import NS, Command, Task, VertexResult
+from actorgraph._model.runs import RunRequest
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["ChildRunner", "Launcher", "Parent", "child_call"]
-
-Launcher = Callable[[ChildCall, Any, Workers], Launch]
-"""Makes the launch of a subgraph's run: `launcher(call, input, workers)` (the facade provides it)."""
+__all__ = ["ChildRunner", "Parent", "child_call", "child_launch"]
 
 
 @dataclass(slots=True)
@@ -52,13 +61,11 @@ class ChildRunner:
         spec: GraphSpec,
         vertex: VertexSpec,
         workers: Workers,
-        launcher: Launcher,
         timer: Callable[[], Timer],
     ) -> None:
         self.spec = spec
         self.vertex = vertex
         self.workers = workers
-        self.launcher = launcher
         self.timer = timer
         self._lock = threading.Lock()
         self._running: dict[int, _Running] = {}  # token -> the run of that order
@@ -103,7 +110,8 @@ class ChildRunner:
             self._report(order, at.failed(exc, retryable=False))
             self._next(order.token)
             return
-        launch = self.launcher(order.child, given, self.workers)
+        assert order.child is not None  # noqa: S101 - a subgraph task's order always says how
+        launch = child_launch(order.child, given, self.workers)
         launch.coordinator = order.reply_to
         handle = None
         if self.vertex.timeout is not None:
@@ -148,8 +156,7 @@ class ChildRunner:
         outcome = future.result()
         if outcome.status == "interrupted":
             return child_paused(at, outcome.interrupts)
-        handoff = launch.run.handoff if launch.run is not None else None
-        return child_finished(self.spec, at, outcome.state, handoff)
+        return child_finished(self.spec, at, outcome.state, launch.handoff)
 
     def _report(self, order: Order, result: VertexResult) -> None:
         _tell(order, Done(order.run_id, order.token, result))
@@ -201,6 +208,27 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         listeners=parent.events.nested(namespace),
         answers=answers,
     )
+
+
+def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
+    """The launch of a subgraph's run: it continues its thread if it has one, else starts with `given`.
+
+    A subgraph's run whose thread has a checkpoint is answered when its parent was
+    (`call.answers`), and otherwise continued; it runs on its parent's coordinator.
+    """
+    request = RunRequest(
+        thread_id=call.thread_id,
+        context=call.context,
+        recursion_limit=call.recursion_limit,
+        checkpoint_id=None,
+        durability=call.durability,
+        breakpoints=call.breakpoints,
+        discard_pending=False,
+        listeners=call.listeners,
+        namespace=call.namespace,
+    )
+    answered = Command(resume=call.answers) if call.answers else None
+    return Launch(new_run_id(), RunOrder(call.store, request, answered, fresh=given), workers, nested=True)
 
 
 def _tell(order: Order, message: object) -> None:

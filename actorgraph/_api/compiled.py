@@ -11,13 +11,10 @@ from types import TracebackType
 from typing import Any, Generic, TypeVar, Unpack
 
 from actorgraph._actors.handle import RunHandle
-from actorgraph._actors.run import Run
+from actorgraph._actors.messages import Launch, RunOrder, new_run_id
 from actorgraph._actors.runtime import Runtime
-from actorgraph._actors.setup import Launch
 from actorgraph._api.history import History
-from actorgraph._api.nesting import launch_child
-from actorgraph._api.request import GraphSettings, RunKeywords, RunRequest
-from actorgraph._api.resume import new_run_id, prepare
+from actorgraph._api.request import GraphSettings, RunKeywords, run_request
 from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
 from actorgraph._engine.copies import copy_state
@@ -25,6 +22,7 @@ from actorgraph._engine.inputs import input_state
 from actorgraph._model.errors import ActorGraphError, RunTimeoutError
 from actorgraph._model.records import Command
 from actorgraph._model.results import RunResult, Snapshot
+from actorgraph._model.runs import RunRequest
 from actorgraph.draw import render_png, to_dot, to_mermaid
 from actorgraph.events import Listener
 
@@ -45,7 +43,7 @@ class CompiledGraph(Generic[S]):
         self.checkpointer = settings.checkpointer
         self._settings = settings
         self._threads = History(settings.spec, settings.checkpointer)
-        self._runtime = Runtime(settings.spec, clock, launcher=launch_child, backend=settings.backend)
+        self._runtime = Runtime(settings.spec, clock, backend=settings.backend)
         self._finalizer = weakref.finalize(self, self._runtime.close)
 
     @property
@@ -93,19 +91,15 @@ class CompiledGraph(Generic[S]):
         what depends on the thread's checkpoint (nothing to resume, a paused
         thread given new input) is raised by `handle.result()`.
         """
-        return self._start(input, RunRequest.of(self._settings, run))
+        return self._start(input, run_request(self._settings, run))
 
     def _start(self, input_: Any, request: RunRequest) -> RunHandle[S]:
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
-        given = _given(input_)
-        settings, runtime = self._settings, self._runtime
-
-        def build(launch: Launch) -> Run:
-            return Run(runtime, prepare(settings, given, request, launch.run_id), launch)
-
-        launch = Launch(new_run_id(), build)
+        runtime = self._runtime
+        order = RunOrder(self._settings.checkpointer, request, _given(input_))  # checked and copied once
+        launch = Launch(new_run_id(), order, runtime)
         handle: RunHandle[S] = RunHandle(
             launch.run_id,
             request.thread_id,
@@ -145,7 +139,7 @@ class CompiledGraph(Generic[S]):
         """
         settings = self._settings
         return stream_items(
-            lambda sink: self._start(input, RunRequest.of(settings, run, sink=sink)),
+            lambda sink: self._start(input, run_request(settings, run, sink=sink)),
             mode,
             subgraphs=subgraphs,
         )
@@ -176,7 +170,7 @@ class CompiledGraph(Generic[S]):
         """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
 
         def start(sink: Listener) -> RunHandle[S]:
-            return self._start(input, RunRequest.of(self._settings, run, sink=sink))
+            return self._start(input, run_request(self._settings, run, sink=sink))
 
         async for item in astream_items(start, mode, subgraphs=subgraphs):
             yield item

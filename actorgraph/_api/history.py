@@ -7,12 +7,16 @@ import uuid
 from typing import Any
 
 from actorgraph._actors.recorder import Recorder
-from actorgraph._api.resume import ThreadNotFoundError
 from actorgraph._engine.inputs import updated_state
 from actorgraph._engine.lineage import distinct
 from actorgraph._engine.subgraphs import namespace_of
 from actorgraph._engine.superstep import deliver_as, initial, plan, replace_state, state_of, status_of
-from actorgraph._model.errors import ActorGraphError, InvalidUpdateError, MergeConflictError
+from actorgraph._model.errors import (
+    ActorGraphError,
+    InvalidUpdateError,
+    MergeConflictError,
+    ThreadNotFoundError,
+)
 from actorgraph._model.records import END, NS, START, ErrorInfo, Message, Node, Position
 from actorgraph._model.results import Snapshot
 from actorgraph._model.spec import GraphSpec

@@ -1,7 +1,7 @@
 """The options of a run: the keywords of `invoke`, `start`, `stream` and their async twins, checked once.
 
 `RunKeywords` types them for the caller (`**run: Unpack[RunKeywords]`), and
-`RunRequest.of` turns them into one checked record, with the compiled graph's
+`run_request` turns them into one checked `RunRequest` record, with the compiled graph's
 defaults filled in: every default and every check lives here, once.
 """
 
@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from actorgraph._actors.backend import THREADS, Backend
-from actorgraph._actors.recorder import DURABILITY, Durability
-from actorgraph._actors.setup import Breakpoints
 from actorgraph._model.errors import ConfigError
+from actorgraph._model.runs import DURABILITY, Breakpoints, Durability, RunRequest
 from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._protocol import Checkpointer
 from actorgraph.checkpoint._store import check_thread_id
@@ -29,9 +28,9 @@ __all__ = [
     "DEFAULT_RECURSION_LIMIT",
     "GraphSettings",
     "RunKeywords",
-    "RunRequest",
     "check_durability",
     "resolve_breakpoints",
+    "run_request",
 ]
 
 DEFAULT_RECURSION_LIMIT: Final = 10_000
@@ -85,64 +84,47 @@ class GraphSettings:
     backend: Backend = THREADS
 
 
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """One run's options, checked, with the compiled graph's defaults filled in."""
+def run_request(
+    settings: GraphSettings, keywords: Mapping[str, Any], *, sink: Listener | None = None
+) -> RunRequest:
+    """The run's options from the keywords a caller gave, checked, with the graph's defaults filled in.
 
-    thread_id: str | None
-    context: Any
-    recursion_limit: int
-    checkpoint_id: str | None
-    durability: Durability
-    breakpoints: Breakpoints
-    discard_pending: bool
-    listeners: tuple[Listener, ...]
-    answered_by: str = ""
-    namespace: str = ""  # a subgraph's run (made by its parent's run, never from keywords)
-
-    @staticmethod
-    def of(
-        settings: GraphSettings, keywords: Mapping[str, Any], *, sink: Listener | None = None
-    ) -> RunRequest:
-        """Check the keywords a caller gave, and fill in the defaults.
-
-        Raises:
-            ConfigError: an unknown keyword, or a value out of range.
-        """
-        unknown = sorted(set(keywords) - _KEYWORDS)
-        if unknown:
-            hints = [difflib.get_close_matches(k, _KEYWORDS, n=1) for k in unknown]
-            meant = "; ".join(
-                f"{k!r} (did you mean {h[0]!r}?)" if h else repr(k)
-                for k, h in zip(unknown, hints, strict=True)
-            )
-            msg = f"unknown run keyword(s) {meant}; the keywords are: {', '.join(sorted(_KEYWORDS))}"
-            raise ConfigError(msg)
-        thread_id = keywords.get("thread_id")
-        if thread_id is not None:
-            check_thread_id(thread_id)
-        context = keywords.get("context")
-        durability = keywords.get("durability")
-        before, after = keywords.get("interrupt_before"), keywords.get("interrupt_after")
-        breakpoints = settings.breakpoints
-        if before is not None or after is not None:
-            breakpoints = resolve_breakpoints(
-                before if before is not None else breakpoints.before,
-                after if after is not None else breakpoints.after,
-                settings.spec,
-            )
-        listeners = (*settings.listeners, *keywords.get("listeners", ()), *([sink] if sink else []))
-        return RunRequest(
-            thread_id=thread_id,
-            context=context if context is not None else settings.context,
-            recursion_limit=_recursion_limit(keywords.get("recursion_limit")),
-            checkpoint_id=keywords.get("checkpoint_id"),
-            durability=check_durability(durability) if durability is not None else settings.durability,
-            breakpoints=breakpoints,
-            discard_pending=bool(keywords.get("discard_pending", False)),
-            listeners=tuple(listeners),
-            answered_by=_answerer(keywords.get("answered_by")),
+    Raises:
+        ConfigError: an unknown keyword, or a value out of range.
+    """
+    unknown = sorted(set(keywords) - _KEYWORDS)
+    if unknown:
+        hints = [difflib.get_close_matches(k, _KEYWORDS, n=1) for k in unknown]
+        meant = "; ".join(
+            f"{k!r} (did you mean {h[0]!r}?)" if h else repr(k) for k, h in zip(unknown, hints, strict=True)
         )
+        msg = f"unknown run keyword(s) {meant}; the keywords are: {', '.join(sorted(_KEYWORDS))}"
+        raise ConfigError(msg)
+    thread_id = keywords.get("thread_id")
+    if thread_id is not None:
+        check_thread_id(thread_id)
+    context = keywords.get("context")
+    durability = keywords.get("durability")
+    before, after = keywords.get("interrupt_before"), keywords.get("interrupt_after")
+    breakpoints = settings.breakpoints
+    if before is not None or after is not None:
+        breakpoints = resolve_breakpoints(
+            before if before is not None else breakpoints.before,
+            after if after is not None else breakpoints.after,
+            settings.spec,
+        )
+    listeners = (*settings.listeners, *keywords.get("listeners", ()), *([sink] if sink else []))
+    return RunRequest(
+        thread_id=thread_id,
+        context=context if context is not None else settings.context,
+        recursion_limit=_recursion_limit(keywords.get("recursion_limit")),
+        checkpoint_id=keywords.get("checkpoint_id"),
+        durability=check_durability(durability) if durability is not None else settings.durability,
+        breakpoints=breakpoints,
+        discard_pending=bool(keywords.get("discard_pending", False)),
+        listeners=tuple(listeners),
+        answered_by=_answerer(keywords.get("answered_by")),
+    )
 
 
 _ANSWERER_LIMIT = 200
@@ -169,11 +151,6 @@ def default_answerer() -> str:
     except (KeyError, OSError):  # no name for this uid (a container)
         user = f"uid {os.getuid()}"
     return f"{user}@{socket.gethostname()} (pid {os.getpid()})"
-
-
-def _guess(keyword: str) -> str:
-    close = difflib.get_close_matches(keyword, _KEYWORDS, n=1)
-    return f"{keyword!r} (did you mean {close[0]!r}?)" if close else repr(keyword)
 
 
 def _recursion_limit(limit: Any) -> int:

@@ -6,17 +6,13 @@ import warnings
 from typing import Any
 
 from actorgraph._build.builder import GraphBuilder, check_handler, takes_ctx
-from actorgraph._model.errors import GraphValidationError
+from actorgraph._model.errors import GraphValidationError, GraphValidationWarning
 from actorgraph._model.schema import Schema
 from actorgraph._model.spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexSpec
 from actorgraph._model.records import END, START
 from actorgraph.merge import Merge, by_key, three_way
 
-__all__ = ["GraphValidationWarning", "build_spec", "check_child_checkpointers", "composed_merge"]
-
-
-class GraphValidationWarning(UserWarning):
-    """A graph compiles, but something in it looks unintended."""
+__all__ = ["build_spec", "check_child_checkpointers", "composed_merge"]
 
 
 def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...] = ()) -> GraphSpec:

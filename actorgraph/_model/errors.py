@@ -10,6 +10,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from actorgraph._model.conflicts import listed, reducer_advice
+
 __all__ = [
     "ActorGraphError",
     "AlreadyAnsweredError",
@@ -18,6 +20,7 @@ __all__ = [
     "ConfigError",
     "ConfigFileError",
     "GraphValidationError",
+    "GraphValidationWarning",
     "InvalidUpdateError",
     "MergeConflictError",
     "MissingDependencyError",
@@ -28,6 +31,8 @@ __all__ = [
     "RunCancelledError",
     "RunTimeoutError",
     "SerializationError",
+    "StuckVertexWarning",
+    "ThreadNotFoundError",
     "VertexActorDiedError",
     "VertexError",
     "VertexTimeoutError",
@@ -130,13 +135,9 @@ class MergeConflictError(ActorGraphError):
     def _describe(self) -> str:
         who = f" by vertices {', '.join(self.vertices)}" if self.vertices else ""
         when = f" in superstep {self.step}" if self.step is not None else ""
-        shown = ", ".join(_short(v) for v in self.values[:_LISTED])
-        more = len(self.values) - _LISTED
-        shown += f", and {more} more" if more > 0 else ""
-        vals = f" ({len(self.values)} values: {shown})" if shown else ""
         return (
             f"merge conflict on key {self.key!r}{who}{when}: the branches changed it to "
-            f"different values{vals}. {_advice(self.key, self.values)}"
+            f"different values{listed(self.values)}. {reducer_advice(self.key, self.values)}"
         )
 
     def located(self, vertices: Sequence[str], step: int) -> MergeConflictError:
@@ -150,49 +151,6 @@ class MergeConflictError(ActorGraphError):
         return MergeConflictError(
             self.key, vertices=self.vertices, step=self.step, branches=branches, values=self.values
         )
-
-
-_SHOWN = 40  # characters of a conflicting value shown in a message
-_LISTED = 20  # conflicting values listed in a message
-
-
-def _short(value: object) -> str:
-    text = "<deleted>" if repr(value) == "MISSING" else repr(value)
-    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-_KEEPS_ALL = (  # (types of every value, reducer, what it keeps)
-    ((list, tuple), "append", "keeps every item every branch appended, each once"),
-    ((bool,), "replace", "keeps the last branch's value (by task order)"),
-    ((int, float), "add", "sums every branch's change"),
-    ((set, frozenset), "union", "keeps every element any branch added"),
-    ((dict,), "merge_dicts", "keeps every branch's sub-key changes"),
-)
-
-
-def _advice(key: str, values: Sequence[object]) -> str:
-    """Which reducer keeps every branch's change to `key`, then what `replace` would drop."""
-    present = [v for v in values if repr(v) != "MISSING"]
-    keeps = next(
-        (
-            (name, what)
-            for types_, name, what in _KEEPS_ALL
-            if present and all(isinstance(v, types_) for v in present)
-        ),
-        None,
-    )
-    replace = f"by_key({{{key!r}: replace}}) keeps only the last branch's value and drops the others' changes"
-    if keeps is None or keeps[0] == "replace":
-        return (
-            f"Give the key a reducer: {replace} (or any binary function f(a, b) that combines "
-            f"two values), or change the key in one branch only."
-        )
-    name, what = keeps
-    return (
-        f"Give the key a reducer that keeps every branch's change: merge=by_key({{{key!r}: {name}}}) "
-        f"(or Annotated[..., {name}] in the state schema) {what}; {replace}. Or change the key "
-        f"in one branch only."
-    )
 
 
 class InvalidUpdateError(ActorGraphError):
@@ -387,8 +345,25 @@ class VertexActorDiedError(ActorGraphError, ConnectionError):
     """
 
 
+class GraphValidationWarning(UserWarning):
+    """Warned by `compile()` when a graph compiles but something in it looks unintended."""
+
+
+class StuckVertexWarning(RuntimeWarning):
+    """Warned by `CompiledGraph.close()` when vertex actors are still running tasks it has to wait for."""
+
+
 class CheckpointError(ActorGraphError):
     """Raised when a checkpointer cannot read or write its store, or refuses an operation."""
+
+
+class ThreadNotFoundError(CheckpointError):
+    """Raised when a thread (or one of its checkpoints) has no stored checkpoint.
+
+    `invoke(None, thread_id=...)` or `Command(resume=...)` on a thread that was
+    never started, `get_state` of an unknown thread, a `checkpoint_id` that is not
+    one of the thread's.
+    """
 
 
 class SerializationError(ActorGraphError):

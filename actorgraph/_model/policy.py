@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 from actorgraph._model.errors import ConfigError
 
 __all__ = ["RetryPolicy"]
-
-RetryOn: TypeAlias = "type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,14 @@ thread and checkpoint.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from actorgraph._model.errors import ActorGraphError, SerializationError
 from actorgraph._model.records import Interrupt, Node, Position, SuperstepState, VertexResult, task_order
+from actorgraph._model.runs import Claim
 from actorgraph.checkpoint._codec import (
     FORMAT,
     aad,
@@ -28,7 +29,7 @@ from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer, CheckpointR
 from actorgraph.checkpoint._shape import check_checkpoint, check_write, damaged, format_of
 from actorgraph.checkpoint._versions import Stored, read_versions
 
-__all__ = ["Loaded", "answer_aad", "load", "write_aad"]
+__all__ = ["Loaded", "answer_aad", "claims_of", "load", "write_aad"]
 
 
 def write_aad(thread_id: str, checkpoint_id: str, task_id: str) -> bytes:
@@ -65,7 +66,27 @@ class Loaded:
     pauses: tuple[Interrupt, ...]
     stored: Stored
     origin: str
-    claims: Mapping[str, AnswerRow] = field(default_factory=dict)
+    claims: Mapping[str, Claim] = field(default_factory=dict)
+
+    @property
+    def thread_id(self) -> str:
+        """The thread."""
+        return self.row.thread_id
+
+    @property
+    def checkpoint_id(self) -> str:
+        """This checkpoint's id."""
+        return self.row.checkpoint_id
+
+    @property
+    def parent_id(self) -> str | None:
+        """The checkpoint before this one, if any."""
+        return self.row.parent_id
+
+    @property
+    def source(self) -> str:
+        """How this checkpoint was made: "input", "loop", "update" or "fork"."""
+        return self.row.source
 
     @property
     def superstep(self) -> SuperstepState:
@@ -116,6 +137,38 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         stored[task_id] = rec
     with _reading(f"a state of {what}"):
         states, blobs = read_versions(checkpointer, thread_id, whole, what)
+    position, pending, pauses = _decoded(record, stored, states, what)
+    loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
+    asked = [i.id for i in loaded.asked]
+    with _reading(f"an answer claimed for {what}"):
+        rows = checkpointer.get_answers(thread_id, asked) if asked else {}
+        claims = claims_of(checkpointer, thread_id, rows.values())
+    return dataclasses.replace(loaded, claims=claims) if claims else loaded
+
+
+def claims_of(checkpointer: Checkpointer, thread_id: str, rows: Iterable[AnswerRow]) -> dict[str, Claim]:
+    """Stored answers as the engine reads them (each answer decoded), by interrupt id.
+
+    Raises:
+        SerializationError: an answer's bytes cannot be loaded (tampered, a type not allowed).
+    """
+    loads = checkpointer.serializer.loads
+    return {
+        r.interrupt_id: Claim(
+            r.interrupt_id,
+            r.vertex,
+            r.answered_by,
+            r.answered_at,
+            loads(r.data, aad=answer_aad(thread_id, r.interrupt_id)),
+        )
+        for r in rows
+    }
+
+
+def _decoded(
+    record: Any, stored: dict[str, dict[str, Any]], states: Any, what: str
+) -> tuple[Position, dict[str, VertexResult], tuple[Interrupt, ...]]:
+    """The position, pending results and pauses built from a checkpoint's record, its writes and states."""
     try:
         nodes: dict[str, Node] = {}
         build_nodes(record["nodes"], states, nodes)
@@ -131,11 +184,7 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         raise damaged(what, str(exc)) from exc
     except (KeyError, TypeError, ValueError, IndexError) as exc:  # a shape the checks let through
         raise damaged(what, f"{type(exc).__name__}: {exc}") from exc
-    loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
-    asked = [i.id for i in loaded.asked]
-    with _reading(f"an answer claimed for {what}"):
-        claims = checkpointer.get_answers(thread_id, asked) if asked else {}
-    return dataclasses.replace(loaded, claims=claims) if claims else loaded
+    return position, pending, pauses
 
 
 # What a damaged or forged row raises where no check names it (bytes of the wrong type, bad JSON, ...)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from actorgraph import AlreadyAnsweredError, ThreadNotFoundError
+from actorgraph._model.runs import Claim
 from actorgraph.checkpoint import AnswerRow, Checkpointer
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.cli._exits import CommandError
@@ -23,7 +24,7 @@ __all__ = ["question_to_answer"]
 _LOOK_BACK = 20  # checkpoints searched for the question a late answer was meant for
 
 
-def _too_late(thread: str, claims: Iterable[AnswerRow]) -> AlreadyAnsweredError | None:
+def _too_late(thread: str, claims: Iterable[AnswerRow | Claim]) -> AlreadyAnsweredError | None:
     """The error of an answer that comes after `claims` (the latest one named), or None if none."""
     latest = max(claims, key=lambda claim: claim.answered_at, default=None)
     if latest is None:

@@ -16,7 +16,8 @@ from typing import Any, cast
 from actorgraph import ActorGraphError, MergeConflictError, Snapshot, ThreadNotFoundError
 from actorgraph._engine.superstep import state_of, status_of
 from actorgraph._model.records import Node, Position, RunStatus
-from actorgraph.checkpoint import AnswerRow, Checkpointer
+from actorgraph._model.runs import Claim
+from actorgraph.checkpoint import Checkpointer
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._shape import damaged
 from actorgraph.merge import three_way
@@ -37,7 +38,7 @@ class Reading:
 
     snapshot: Snapshot[Any]
     note: str = ""
-    claims: Mapping[str, AnswerRow] = field(default_factory=dict)
+    claims: Mapping[str, Claim] = field(default_factory=dict)
     branches: tuple[tuple[str, Any], ...] = ()
 
 

@@ -137,13 +137,9 @@ class Expression:
 
     Attributes:
         text: the expression as written.
-        flow_keys_used: the state's top-level keys it reads (`flow.KEY`).
-        global_keys_used: the file's constants it reads (`global.KEY`).
     """
 
     text: str
-    flow_keys_used: frozenset[str]
-    global_keys_used: frozenset[str]
     _root: _Run = field(repr=False, compare=False)
 
     def evaluate(self, flow: Mapping[str, Any], globals_: Mapping[str, Any]) -> Any:
@@ -204,7 +200,7 @@ def _compile(text: str, flow_keys: _Keys, global_keys: _Keys, where: tuple[str, 
     if sum(isinstance(node, ast.expr) for node in ast.walk(tree)) > MAX_NODES:
         raise compiler.error(f"expression too big: more than {MAX_NODES} values and operations")
     root = compiler.build(tree.body, 0)  # records the keys it reads
-    return Expression(text, frozenset(compiler.used[0]), frozenset(compiler.used[1]), root)
+    return Expression(text, root)
 
 
 # -- checking and building ----------------------------------------------------------------------
@@ -245,7 +241,6 @@ class _Compiler:
         self.lines = text.split("\n")
         self.known = (flow_keys, global_keys)
         self.file, self.line, self.column = where
-        self.used: tuple[set[str], set[str]] = (set(), set())
 
     def error(self, problem: str, lineno: int = 1, offset: int = 0) -> ConfigFileError:
         """An error at a 0-based character `offset` of the expression's 1-based line `lineno`."""
@@ -351,7 +346,6 @@ class _Compiler:
             raise self.refuse(
                 node, f"unknown key {key!r} in {name} (known: {', '.join(sorted(known)) or 'none'})"
             )
-        self.used[scope].add(key)
 
     def build_binop(self, node: ast.BinOp | ast.UnaryOp, depth: int) -> _Run:
         """`a + b` and the other arithmetic operators, `not x`, `-x`, `+x`."""

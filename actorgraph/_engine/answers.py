@@ -18,8 +18,7 @@ from actorgraph._engine.context import is_interrupt_id
 from actorgraph._engine.superstep import status_of
 from actorgraph._model.errors import AlreadyAnsweredError, ResumeError
 from actorgraph._model.records import Interrupt
-from actorgraph.checkpoint._load import Loaded
-from actorgraph.checkpoint._protocol import AnswerRow
+from actorgraph._model.runs import AtCheckpoint, Claim
 
 __all__ = ["Answering", "answers_for", "claimed_only"]
 
@@ -41,18 +40,12 @@ class Answering:
     new: tuple[tuple[Interrupt, Any], ...] = ()
 
 
-def answers_for(
-    loaded: Loaded,
-    resume: Any,
-    claimed: Mapping[str, Any],
-    earlier: Mapping[str, AnswerRow] | None = None,
-) -> Answering:
+def answers_for(loaded: AtCheckpoint, resume: Any, earlier: Mapping[str, Claim] | None = None) -> Answering:
     """The answers `resume` gives the thread's pending questions, with those claimed before.
 
     Args:
-        loaded: the thread's checkpoint.
+        loaded: the thread's checkpoint (with the answers claimed for its questions).
         resume: the value of `Command(resume=...)`.
-        claimed: the decoded answers claimed before for `loaded`'s questions, by id.
         earlier: stored answers to questions `resume` names that are not `loaded`'s
             (questions of earlier runs of the thread), to say who answered them.
 
@@ -74,14 +67,14 @@ def answers_for(
     asked = {i.id: i for i in loaded.asked}
     given = _match(resume, pending, loaded)
     new = tuple((asked[i], value) for i, value in given.items())
-    before = ((asked[i], value) for i, value in claimed.items() if i in asked)
+    before = ((asked[i], c.value) for i, c in loaded.claims.items() if i in asked)
     return _grouped((*new, *before), new)
 
 
-def claimed_only(loaded: Loaded, claimed: Mapping[str, Any]) -> Answering:
+def claimed_only(loaded: AtCheckpoint) -> Answering:
     """The answers claimed before for `loaded`'s questions (a thread continued with no new answer)."""
     asked = {i.id: i for i in loaded.asked}
-    return _grouped([(asked[i], value) for i, value in claimed.items() if i in asked], ())
+    return _grouped([(asked[i], c.value) for i, c in loaded.claims.items() if i in asked], ())
 
 
 def _grouped(answers: Iterable[tuple[Interrupt, Any]], new: tuple[tuple[Interrupt, Any], ...]) -> Answering:
@@ -95,13 +88,13 @@ def _grouped(answers: Iterable[tuple[Interrupt, Any]], new: tuple[tuple[Interrup
     return Answering(by_task, frozenset(passed), new)
 
 
-def _already(loaded: Loaded, claim: AnswerRow) -> AlreadyAnsweredError:
+def _already(loaded: AtCheckpoint, claim: Claim) -> AlreadyAnsweredError:
     return AlreadyAnsweredError(
-        loaded.row.thread_id, claim.interrupt_id, claim.vertex, claim.answered_by, claim.answered_at
+        loaded.thread_id, claim.interrupt_id, claim.vertex, claim.answered_by, claim.answered_at
     )
 
 
-def _nothing_to_answer(loaded: Loaded) -> ResumeError:
+def _nothing_to_answer(loaded: AtCheckpoint) -> ResumeError:
     status = status_of(loaded.position, loaded.superstep, loaded.pauses)
     advice = {
         "error": "its last superstep failed: fix the cause and re-run the failed tasks with "
@@ -109,13 +102,13 @@ def _nothing_to_answer(loaded: Loaded) -> ResumeError:
         "done": "its run is done: give it a new input to start the next run",
     }.get(status, "continue it with invoke(None, thread_id=...)")
     msg = (
-        f"thread {loaded.row.thread_id!r} waits for no answer (status {status!r}), so "
+        f"thread {loaded.thread_id!r} waits for no answer (status {status!r}), so "
         f"Command(resume=...) has nothing to answer; {advice}"
     )
     return ResumeError(msg)
 
 
-def _match(resume: Any, pending: Mapping[str, Interrupt], loaded: Loaded) -> dict[str, Any]:
+def _match(resume: Any, pending: Mapping[str, Interrupt], loaded: AtCheckpoint) -> dict[str, Any]:
     """Interrupt id -> answer. A mapping that names any interrupt id is always an id map."""
     if isinstance(resume, Mapping) and any(is_interrupt_id(k) or k in pending for k in resume):
         unknown = [k for k in resume if k not in pending]
@@ -123,7 +116,7 @@ def _match(resume: Any, pending: Mapping[str, Interrupt], loaded: Loaded) -> dic
             listing = ", ".join(f"{i} ({p.vertex})" for i, p in pending.items()) or "none"
             msg = (
                 f"Command(resume=...) answers interrupt id(s) {unknown} that are not pending in thread "
-                f"{loaded.row.thread_id!r} (asked by an earlier run of the thread, answered already, or "
+                f"{loaded.thread_id!r} (asked by an earlier run of the thread, answered already, or "
                 f"asked in another thread), so nothing was applied; the pending interrupts are: {listing}"
             )
             raise ResumeError(msg)

@@ -1,0 +1,152 @@
+"""Building a run on its coordinator: read its thread, plan it with the engine, claim its answers, record it.
+
+The facade (or a subgraph task's parent run) hands a `Launch` to a coordinator,
+so the caller's thread never waits for a store. On the coordinator's thread,
+`build_run` reads the thread's checkpoint (and the stored answers the engine
+asks about), asks the engine for the run's plan (`plan_run`: pure), claims the
+plan's new answers in the store (a compare-and-set: nothing runs with an answer
+that lost), and makes the `Run` with its recorder. What it raises is the run's error.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from actorgraph._actors.messages import Launch
+from actorgraph._actors.recorder import Recorder, encode_new_states
+from actorgraph._actors.run import Run
+from actorgraph._actors.setup import RunSetup
+from actorgraph._engine.preparing import RunPlan, lookups, plan_run, plan_unrecorded
+from actorgraph._engine.task import TaskEnv
+from actorgraph._model.errors import ActorGraphError, AlreadyAnsweredError, ThreadNotFoundError
+from actorgraph._model.records import UNSET, Interrupt
+from actorgraph._model.runs import Claim, RunRequest
+from actorgraph.checkpoint._load import Loaded, answer_aad, claims_of, load
+from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
+
+__all__ = ["build_run"]
+
+
+def build_run(launch: Launch) -> Run:
+    """The run `launch` asks for, ready to begin (reads and claims in the store; runs nothing).
+
+    Raises:
+        ActorGraphError: the input does not fit the thread, an answer lost its claim
+            (`AlreadyAnsweredError`), or the store failed.
+    """
+    order, workers = launch.order, launch.workers
+    request, store, prefix = order.request, order.store, f"{launch.run_id}/"
+    if store is None or request.thread_id is None:
+        if store is not None:
+            msg = "this graph has a checkpointer, so a run needs a thread: pass thread_id=..."
+            raise ActorGraphError(msg)
+        given = order.fresh if order.fresh is not UNSET else order.input
+        plan = plan_unrecorded(workers.spec, request, given, prefix)
+        env = TaskEnv(
+            node_prefix=prefix,
+            thread_id=request.thread_id,
+            context=request.context,
+            nested=bool(request.namespace),
+        )
+        return Run(workers, _setup(launch, plan, env, None), launch)
+    thread_id = request.thread_id
+    loaded, head = _read(store, thread_id, request)
+    ids, checkpoints = lookups(loaded, order.input)
+    earlier = _earlier(store, thread_id, ids, checkpoints)
+    plan = plan_run(workers.spec, request, order.input, prefix, loaded, fresh=order.fresh, earlier=earlier)
+    if plan.claims and loaded is not None:
+        _claim(store, request, loaded, plan.claims)
+    recorder = Recorder(
+        store,
+        thread_id,
+        request.durability,
+        head=head,
+        parent=loaded.checkpoint_id if loaded is not None else None,
+        stored=loaded.stored if loaded is not None and plan.continues else (),
+        source=plan.source,
+        origin=loaded.origin if loaded is not None else None,
+    )
+    env = TaskEnv(
+        node_prefix=prefix,
+        thread_id=thread_id,
+        context=request.context,
+        encode=lambda own, result: encode_new_states(store, thread_id, own, result),
+        nested=bool(request.namespace),
+        line=recorder.origin,  # names the run's questions
+    )
+    return Run(workers, _setup(launch, plan, env, recorder), launch)
+
+
+def _read(store: Checkpointer, thread_id: str, request: RunRequest) -> tuple[Loaded | None, str | None]:
+    """The checkpoint the run starts from (the head, or the one replayed), and the thread's head."""
+    loaded = load(store, thread_id, request.checkpoint_id)
+    head = loaded.checkpoint_id if loaded is not None else None
+    if request.checkpoint_id is not None:
+        if loaded is None:
+            msg = f"thread {thread_id!r} has no checkpoint {request.checkpoint_id!r}"
+            raise ThreadNotFoundError(msg)
+        current = store.get(thread_id)
+        head = current.checkpoint_id if current is not None else None
+    return loaded, head
+
+
+def _earlier(store: Checkpointer, thread_id: str, ids: list[str], checkpoints: list[str]) -> dict[str, Claim]:
+    """The stored answers the engine asked about: to `ids`, or at the first of `checkpoints` that has some."""
+    rows: dict[str, AnswerRow] = {}
+    if ids:
+        rows = store.get_answers(thread_id, ids)
+    for checkpoint_id in checkpoints:
+        if rows:
+            break
+        rows = store.answers_at(thread_id, checkpoint_id)
+    return claims_of(store, thread_id, rows.values())
+
+
+def _claim(
+    store: Checkpointer, request: RunRequest, loaded: Loaded, claims: tuple[tuple[Interrupt, Any], ...]
+) -> None:
+    """Claim the plan's answers in the store before anything runs with them (compare-and-set).
+
+    Raises:
+        AlreadyAnsweredError: another answer to one of the questions was claimed first.
+        CheckpointError: the thread moved on since its questions were read.
+    """
+    thread_id, dumps, at = loaded.thread_id, store.serializer.dumps, time.time()
+    rows = [
+        AnswerRow(
+            question.id,
+            loaded.checkpoint_id,
+            question.vertex,
+            request.answered_by,
+            at,
+            dumps(value, aad=answer_aad(thread_id, question.id)),
+        )
+        for question, value in claims
+    ]
+    won = store.claim_answers(thread_id, loaded.checkpoint_id, rows)
+    if won:
+        first = won[0]
+        raise AlreadyAnsweredError(
+            thread_id, first.interrupt_id, first.vertex, first.answered_by, first.answered_at
+        )
+
+
+def _setup(launch: Launch, plan: RunPlan, env: TaskEnv, recorder: Recorder | None) -> RunSetup:
+    request = launch.order.request
+    return RunSetup(
+        run_id=launch.run_id,
+        thread_id=request.thread_id,
+        position=plan.position,
+        env=env,
+        recursion_limit=request.recursion_limit,
+        breakpoints=request.breakpoints,
+        listeners=request.listeners,
+        recorder=recorder,
+        pending=plan.pending,
+        answers=plan.answers,
+        passed=plan.passed,
+        record_start=plan.record_start,
+        nested=bool(request.namespace),
+        namespace=request.namespace,
+    )

@@ -23,22 +23,17 @@ import contextlib
 import contextvars
 import queue
 import threading
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.cancel import Cancellation
-from actorgraph._actors.messages import Done, Order, TimedOut
+from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import run_attempt
-from actorgraph._model.errors import (
-    ActorGraphError,
-    RunCancelledError,
-    SerializationError,
-    VertexActorDiedError,
-)
+from actorgraph._model.errors import RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._model.records import ErrorInfo, VertexResult
 from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.events import TaskStarted
@@ -46,36 +41,32 @@ from actorgraph.events import TaskStarted
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["VertexActor", "VertexPool", "closed_pool", "done_of", "failed_result", "report"]
+__all__ = ["VertexActor", "VertexPool", "done_of", "failed_result", "report"]
 
 
-class VertexPool:
-    """The actors of one vertex."""
+class VertexPool(BoundedPool):
+    """The actors of one vertex: a slot is a live actor that is not idle."""
 
     def __init__(self, spec: GraphSpec, vertex: VertexSpec, timer: Callable[[], Timer]) -> None:
-        self.spec = spec
-        self.vertex = vertex
-        self.timer = timer
-        self._lock = threading.Lock()
+        """An empty pool (actors start with the first orders)."""
+        super().__init__(spec, vertex, timer)
         self._running: dict[int, VertexActor] = {}  # token -> actor, for vertices with a timeout
         self._idle: list[VertexActor] = []
         self._live: set[VertexActor] = set()
         self._all: list[VertexActor] = []
-        self._queue: deque[Order] = deque()
-        self._closed = False
+
+    def _used(self) -> int:
+        return len(self._live) - len(self._idle)
+
+    def _is_running(self, token: int) -> bool:
+        return token in self._running
 
     def submit(self, order: Order) -> None:
         """Run `order` on an idle actor, a new one, or when one frees up."""
         with self._lock:
-            if self._closed:
-                raise closed_pool(self.vertex.name)
-            if self._idle:
-                actor = self._idle.pop()
-            elif len(self._live) < self.vertex.concurrency:
-                actor = self._start()
-            else:
-                self._queue.append(order)
+            if not self._admit(order):
                 return
+            actor = self._idle.pop() if self._idle else self._start()
         try:
             actor.actor_ref.tell(order)
         except pykka.ActorDeadError:
@@ -101,9 +92,7 @@ class VertexPool:
         """`actor` starts `order` under the vertex's timeout: arm the timer."""
         with self._lock:
             self._running[order.token] = actor
-        order_timer = self.timer()
-        handle = order_timer.call_later(self.vertex.timeout or 0.0, lambda: self._timed_out(order))
-        actor.timer_handle = handle
+        actor.timer_handle = self._arm(order)
 
     def unwatch(self, order: Order, actor: VertexActor) -> None:
         """`actor` finished `order` in time (or not): disarm the timer."""
@@ -128,14 +117,6 @@ class VertexPool:
             self._forget(actor)
         return True
 
-    def _timed_out(self, order: Order) -> None:
-        """Timer callback: tell the coordinator that `order` overran."""
-        with self._lock:
-            running = order.token in self._running
-        if running:
-            with contextlib.suppress(pykka.ActorDeadError):  # the graph was closed meanwhile
-                order.reply_to.tell(TimedOut(order.run_id, order.token))
-
     def stop(self) -> list[VertexActor]:
         """Stop every actor without waiting; return them (the caller waits for their threads).
 
@@ -143,8 +124,7 @@ class VertexPool:
         end when the stuck call returns.
         """
         with self._lock:
-            self._closed = True
-            self._queue.clear()
+            self._close()
             actors = list(self._all)
             self._idle.clear()
             self._live.clear()
@@ -164,9 +144,9 @@ class VertexPool:
         self._live.discard(actor)
         if actor in self._idle:
             self._idle.remove(actor)
-        if self._queue and not self._closed and len(self._live) < self.vertex.concurrency:
-            order = self._queue.popleft()
-            fresh = self._start()
+        order = self._next_queued()
+        if order is not None:
+            fresh = self._idle.pop() if self._idle else self._start()
             fresh.actor_ref.tell(order)
 
 
@@ -272,11 +252,6 @@ class VertexActor(pykka.ThreadingActor):
         finally:
             self.pool.retire(self)
             self.stop()
-
-
-def closed_pool(vertex: str) -> ActorGraphError:
-    """The error of submitting to the pool of `vertex` after its graph was closed."""
-    return ActorGraphError(f"the pool of vertex {vertex!r} is closed; compile the graph again to run it")
 
 
 def done_of(order: Order, result: VertexResult) -> Done:

@@ -17,18 +17,17 @@ import contextlib
 import functools
 import queue
 import threading
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import cloudpickle
-import pykka
 
+from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.log import log
-from actorgraph._actors.messages import Done, Order, TimedOut
-from actorgraph._actors.pool import VertexActor, closed_pool, done_of, failed_result, report
+from actorgraph._actors.messages import Done, Order
+from actorgraph._actors.pool import VertexActor, done_of, failed_result, report
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import Prepared, finish, prepare
 from actorgraph._model.errors import (
@@ -80,8 +79,8 @@ class _Flight:
     timer_handle: object = None
 
 
-class RayPool:
-    """The in-flight calls of one vertex."""
+class RayPool(BoundedPool):
+    """The in-flight calls of one vertex: a slot is a call sent (or being sent) to a partition."""
 
     def __init__(  # noqa: PLR0913 - the backend, the vertex, and where it runs
         self,
@@ -94,25 +93,23 @@ class RayPool:
         code: Any,
     ) -> None:
         """Prepare the pool (nothing runs until a task is submitted)."""
+        super().__init__(spec, vertex, timer)
         self.backend = backend
-        self.spec = spec
-        self.vertex = vertex
-        self.timer = timer
         self.group = group
         self._key = f"{id(vertex):x}:{vertex.name}"
         self._code = [code]  # nested in a list: Ray passes the reference, not the value
-        self._lock = threading.Lock()
-        self._queue: deque[Order] = deque()
         self._flights: dict[int, _Flight | None] = {}  # token -> flight (None: being sent)
-        self._closed = False
+
+    def _used(self) -> int:
+        return len(self._flights)
+
+    def _is_running(self, token: int) -> bool:
+        return self._flights.get(token) is not None
 
     def submit(self, order: Order) -> None:
         """Send `order` to a partition, or queue it while `concurrency` attempts are in flight."""
         with self._lock:
-            if self._closed:
-                raise closed_pool(self.vertex.name)
-            if len(self._flights) >= self.vertex.concurrency:
-                self._queue.append(order)
+            if not self._admit(order):
                 return
             self._flights[order.token] = None
         self._send(order)
@@ -133,8 +130,7 @@ class RayPool:
     def stop(self) -> list[VertexActor]:
         """Take no more work; answers still in flight go to coordinators that are gone."""
         with self._lock:
-            self._closed = True
-            self._queue.clear()
+            self._close()
         return []
 
     def landed(self, token: int, future: Future[Any]) -> None:
@@ -163,9 +159,9 @@ class RayPool:
     def _next(self) -> None:
         """Send the next queued order, if a slot is free."""
         with self._lock:
-            if self._closed or not self._queue or len(self._flights) >= self.vertex.concurrency:
+            order = self._next_queued()
+            if order is None:
                 return
-            order = self._queue.popleft()
             self._flights[order.token] = None
         self._send(order)
 
@@ -200,7 +196,7 @@ class RayPool:
         ref = partition.actor.run.remote(self._key, code, call, state)
         flight = _Flight(order, prepared, partition, ref, call, state)
         if self.vertex.timeout is not None:
-            flight.timer_handle = self.timer().call_later(self.vertex.timeout, lambda: self._timed_out(order))
+            flight.timer_handle = self._arm(order)
         with self._lock:
             self._flights[order.token] = flight
         self._watch(flight)
@@ -221,14 +217,6 @@ class RayPool:
         flight.ref = flight.partition.actor.run.remote(self._key, self._code, flight.call, flight.state)
         self._watch(flight)
         return True
-
-    def _timed_out(self, order: Order) -> None:
-        """Timer callback: tell the coordinator that `order` overran (it then abandons it)."""
-        with self._lock:
-            running = self._flights.get(order.token) is not None
-        if running:
-            with contextlib.suppress(pykka.ActorDeadError):
-                order.reply_to.tell(TimedOut(order.run_id, order.token))
 
     def _outcome(self, flight: _Flight, future: Future[Any]) -> VertexResult:
         """The task's result from the partition's answer (or from how the call failed)."""

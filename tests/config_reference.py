@@ -1,7 +1,7 @@
 """The configuration reference page, generated from the graph file's schema.
 
 `python tests/config_reference.py` rewrites docs/reference/configuration.md;
-tests/test_config.py fails when the page and the schema differ.
+tests/config/test_config.py fails when the page and the schema differ.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Vertex functions that the graph files of tests/test_config.py name by import path."""
+"""Vertex functions that the graph files of tests/config/test_config.py name by import path."""
 
 from __future__ import annotations
 

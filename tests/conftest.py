@@ -12,6 +12,7 @@ from typing import Any
 
 import pykka
 import pytest
+from pg_server import POSTGRES
 
 import actorgraph as ag
 
@@ -21,6 +22,11 @@ BACKEND = os.environ.get("ACTORGRAPH_TEST_BACKEND", "threads")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "slow: over a quarter of a second, or kills processes, runs property tests, Ray or a browser "
+        '(`pytest -m "not slow"` is the fast subset: CONTRIBUTING.md)',
+    )
     config.addinivalue_line(
         "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
     )
@@ -169,7 +175,7 @@ def postgres_db(postgres_server) -> Iterator[str]:
         admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=["memory", "sqlite", POSTGRES])
 def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
     """Makes checkpointers of one kind, all on the same database, closed after the test.
 

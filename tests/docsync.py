@@ -9,7 +9,7 @@ example it shows, and holds exactly that section's lines:
     ```
 
 So a reader of the Markdown (on GitHub, say) sees the code, and the tests,
-which run every example, keep it true: `tests/test_docs.py` fails when a block
+which run every example, keep it true: `tests/documentation/test_docs.py` fails when a block
 and its section differ. After changing an example, run this file to rewrite
 the blocks from their sections.
 """

@@ -282,7 +282,7 @@ UNEVEN_FAN_OUT: Desc = complete(
     seer=2,
     extras=True,
 )
-"""p, q after START; p fans out to w1, w2 and q to w3 (tests/test_exactness.py)."""
+"""p, q after START; p fans out to w1, w2 and q to w3 (tests/api/test_exactness.py)."""
 
 JOIN_CRISS_CROSS: Desc = complete(
     5,

@@ -35,7 +35,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-__all__ = ["PostgresNotInstalledError", "PostgresServer", "find_bindir"]
+import pytest
+
+# A test's PostgreSQL case makes a database (about 0.2 s): the fast subset (`-m "not slow"`) runs
+# memory and SQLite only; the whole suite runs PostgreSQL too.
+POSTGRES = pytest.param("postgres", marks=pytest.mark.slow)
+
+__all__ = ["POSTGRES", "PostgresNotInstalledError", "PostgresServer", "find_bindir"]
 
 CHOICE = "ACTORGRAPH_TEST_POSTGRES"
 _TIMEOUT = 60  # seconds for any one server command (pg_ctl -w waits this long for the server)

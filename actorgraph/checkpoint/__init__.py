@@ -17,6 +17,9 @@ Every checkpointer takes `serializer=`: `MsgpackSerializer(allowed=...)` (the
 safe default: loading never imports or calls anything not allowed),
 `PickleSerializer()` (trusted data only) or `EncryptedSerializer(inner, key)`
 (AES-GCM, bound to thread and checkpoint).
+
+Layer (docs/design.md): persistence. May import only `actorgraph._model` (records and errors)
+and `actorgraph.events`, never the engine, the builder or the actors.
 """
 
 from __future__ import annotations

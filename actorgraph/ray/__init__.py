@@ -8,6 +8,9 @@
 
 Needs `pip install "actorgraph[ray]"`. Importing this module does not import
 Ray; the first `compile(backend=...)` joins or starts it.
+
+Layer (docs/design.md): a backend above the facade. May import the facade and every layer
+below it; never a front end (`actorgraph.cli`, `actorgraph.web`).
 """
 
 from __future__ import annotations

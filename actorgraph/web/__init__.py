@@ -40,6 +40,9 @@ reaches the server can read every thread's state and answer its questions, so:
 
 Not covered: TLS (put a reverse proxy in front of a public server), and user
 accounts (one token for everyone; the "your name" field is a label, not a login).
+
+Layer (docs/design.md): a front end, at the top. May import every layer below it; never
+`actorgraph.cli` (shared text helpers live in `actorgraph._api.text`).
 """
 
 from actorgraph.web._app import app

@@ -1,4 +1,7 @@
-"""`load` and `load_string`: graphs from YAML files, importing YAML and pydantic only when called."""
+"""`load` and `load_string`: graphs from YAML files, importing YAML and pydantic only when called.
+
+Part of the facade (`actorgraph._api`): may import the layers below it (building, engine, records).
+"""
 
 from __future__ import annotations
 

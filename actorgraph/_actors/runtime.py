@@ -11,12 +11,11 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
-from actorgraph._actors.backend import THREADS, Backend
+from actorgraph._actors.backend import THREADS, Backend, Worker
 from actorgraph._actors.coordinator import CoordinatorPool
 from actorgraph._actors.handle import STOP_WAIT
 from actorgraph._actors.log import log
 from actorgraph._actors.messages import Launch, Order
-from actorgraph._actors.pool import VertexActor
 from actorgraph._actors.subgraphs import ChildRunner
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.clock import Clock
@@ -170,7 +169,7 @@ class Runtime:
             "resume its thread with invoke(None, thread_id=...) if it keeps checkpoints, else run it again"
         )
 
-    def _stop_actors(self, path: str = "") -> list[tuple[str, VertexActor]]:
+    def _stop_actors(self, path: str = "") -> list[tuple[str, Worker]]:
         """Stop the vertex actors of this graph and of its subgraphs; return them by vertex path."""
         for runner in self.children.values():
             runner.stop()
@@ -195,7 +194,7 @@ def _join(threads: list[threading.Thread], deadline: float) -> None:
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _describe(busy: list[tuple[str, VertexActor]]) -> str:
+def _describe(busy: list[tuple[str, Worker]]) -> str:
     counts = Counter(name for name, _ in busy)
     names = ", ".join(f"{name!r}" + (f" ({n} tasks)" if n > 1 else "") for name, n in counts.items())
     return f"vertex {names}" if len(busy) == 1 else f"vertices {names}"

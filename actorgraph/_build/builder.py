@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, Unpack
 
+from actorgraph._engine.call import is_async
 from actorgraph._model.dataflow import DataFlow, data_flow
 from actorgraph._model.errors import GraphValidationError
 from actorgraph._build.options import (
@@ -31,7 +32,8 @@ __all__ = ["RETURNS", "GraphBuilder", "Returns", "check_handler", "is_subgraph",
 
 S = TypeVar("S")
 
-DEFAULT_CONCURRENCY = 32
+DEFAULT_CONCURRENCY = 32  # a blocking vertex: each running task holds a thread
+ASYNC_CONCURRENCY = 1_000_000  # an async vertex: an awaiting task holds no thread, so no bound unless asked
 
 
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -317,7 +319,7 @@ def _checked_vertex(name: str, fn: Any, options: dict[str, Any], constants: Mapp
         policies_of(retry, f"vertex {name!r}: retry") if retry is not None else None,
         float(timeout) if timeout is not None else None,
         tuple(destinations) if destinations is not None else None,
-        get("concurrency") or DEFAULT_CONCURRENCY,
+        get("concurrency") or (ASYNC_CONCURRENCY if is_async(fn) else DEFAULT_CONCURRENCY),
         get("on_error"),
         _returns(returns, f"vertex {name!r}: returns") if returns is not None else None,
         get("input"),

@@ -20,7 +20,9 @@ class VertexOptions(TypedDict, total=False):
         retry: a `RetryPolicy` or several (the first that matches decides).
         timeout: seconds a task may run before it is abandoned and retried.
         destinations: where `Command(goto=...)` may route.
-        concurrency: the most tasks of this vertex running at once (default 32).
+        concurrency: the most tasks of this vertex running at once (default 32 for a
+            function, each running task holding a thread; no bound for an `async def`
+            function, whose tasks wait on an event loop without a thread).
         on_error: `handler(state, error)` run after the retries are spent; it returns
             what the vertex would have (a state, or a `Command`). In a new process,
             `error` is a `RecordedError`.

@@ -19,7 +19,7 @@ from actorgraph._engine.context import Context, InterruptSignal, TaskScope, curr
 from actorgraph._model.errors import ConfigError, InvalidUpdateError, RoutingError
 from actorgraph._model.records import ErrorInfo, Interrupt
 
-__all__ = ["Call", "Called", "Code", "VertexCode", "call_vertex"]
+__all__ = ["Call", "Called", "Code", "VertexCode", "call_vertex", "call_vertex_async", "is_async"]
 
 
 class Code(Protocol):
@@ -137,7 +137,62 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
     Returns:
         What happened; no exception raised by the vertex leaves this function.
     """
-    scope = TaskScope(
+    scope = _scope(ctx, resumes, line)
+    token = current_scope.set(scope)
+    try:
+        returned = _call(code, state, ctx, failure)
+        if type(returned) is not dict and inspect.isawaitable(returned):  # an async vertex
+            returned = run_async(returned)
+        return _returned(scope, returned, ctx)
+    except InterruptSignal as signal:
+        return Called(pending=signal.pending, value=ctx.value)
+    except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
+        return _raised(exc, ctx)
+    finally:
+        current_scope.reset(token)
+
+
+async def call_vertex_async(  # noqa: PLR0913 - the function, and what it is given
+    code: Code,
+    state: Any,
+    ctx: Context[Any],
+    *,
+    resumes: tuple[Any, ...],
+    failure: ErrorInfo | None,
+    line: str | None = None,
+) -> Called:
+    """`call_vertex` on an event loop: the vertex's coroutine is awaited, holding no thread while it waits.
+
+    Run it as a task of its own (`asyncio` gives each task a copy of the context,
+    so the interrupt scope set here is the task's). Cancelling the task cancels
+    the vertex's coroutine: `CancelledError` is not caught.
+
+    Returns:
+        What happened; no exception raised by the vertex leaves this coroutine.
+    """
+    scope = _scope(ctx, resumes, line)
+    token = current_scope.set(scope)
+    try:
+        returned = _call(code, state, ctx, failure)
+        if type(returned) is not dict and inspect.isawaitable(returned):
+            returned = await returned
+        return _returned(scope, returned, ctx)
+    except InterruptSignal as signal:
+        return Called(pending=signal.pending, value=ctx.value)
+    except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
+        return _raised(exc, ctx)
+    finally:
+        current_scope.reset(token)
+
+
+def is_async(fn: Any) -> bool:
+    """Whether calling `fn` gives a coroutine: an `async def` function, method or callable object."""
+    call = type(fn).__call__ if not inspect.isroutine(fn) and callable(fn) else None
+    return inspect.iscoroutinefunction(fn) or (call is not None and inspect.iscoroutinefunction(call))
+
+
+def _scope(ctx: Context[Any], resumes: tuple[Any, ...], line: str | None) -> TaskScope:
+    return TaskScope(
         thread_id=ctx.thread_id,
         line=line,
         step=ctx.step,
@@ -145,22 +200,17 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         vertex=ctx.vertex,
         resumes=resumes,
     )
-    token = current_scope.set(scope)
-    try:
-        returned = _call(code, state, ctx, failure)
-        if type(returned) is not dict and inspect.isawaitable(returned):  # an async vertex
-            returned = run_async(returned)
-        if scope.pending is not None:  # the vertex swallowed its own interrupt
-            return Called(pending=scope.pending, value=ctx.value)
-        return Called(returned, value=ctx.value)
-    except InterruptSignal as signal:
-        return Called(pending=signal.pending, value=ctx.value)
-    except (RoutingError, InvalidUpdateError, ConfigError) as exc:  # mistakes: retrying cannot help
-        return Called(error=ErrorInfo.from_exception(exc, retryable=False), value=ctx.value)
-    except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
-        return Called(error=ErrorInfo.from_exception(exc), value=ctx.value)
-    finally:
-        current_scope.reset(token)
+
+
+def _returned(scope: TaskScope, returned: Any, ctx: Context[Any]) -> Called:
+    if scope.pending is not None:  # the vertex swallowed its own interrupt
+        return Called(pending=scope.pending, value=ctx.value)
+    return Called(returned, value=ctx.value)
+
+
+def _raised(exc: Exception, ctx: Context[Any]) -> Called:
+    retryable = not isinstance(exc, (RoutingError, InvalidUpdateError, ConfigError))  # mistakes: no retry
+    return Called(error=ErrorInfo.from_exception(exc, retryable=retryable), value=ctx.value)
 
 
 def _call(code: Code, state: Any, ctx: Context[Any], failure: ErrorInfo | None) -> Any:

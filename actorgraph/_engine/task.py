@@ -15,16 +15,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph._engine.call import Call, Called, call_vertex
+from actorgraph._engine.call import Call, Called, call_vertex, call_vertex_async
 from actorgraph._engine.context import Context
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.lineage import distinct, merge_located
+from actorgraph._engine.returned import interpret
 from actorgraph._engine.routing import route
-from actorgraph._engine.updates import apply_update
 from actorgraph._model.errors import InvalidUpdateError, RoutingError
 from actorgraph._model.records import (
     PARENT,
-    UNSET,
     Command,
     ErrorInfo,
     Handoff,
@@ -34,10 +33,19 @@ from actorgraph._model.records import (
     Task,
     VertexResult,
 )
-from actorgraph._model.spec import GraphSpec, VertexSpec
-from actorgraph.merge import has_keys, works_by_key
+from actorgraph._model.spec import GraphSpec
 
-__all__ = ["Attempt", "Prepared", "TaskEnv", "finish", "input_node", "prepare", "run_attempt", "succeeded"]
+__all__ = [
+    "Attempt",
+    "Prepared",
+    "TaskEnv",
+    "finish",
+    "input_node",
+    "prepare",
+    "run_attempt",
+    "run_attempt_async",
+    "succeeded",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,17 +164,43 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
     """
-    prepared = prepare(spec, task, attempt, env)
-    if isinstance(prepared, VertexResult):
-        return prepared
-    call = prepared.call(failure)
-    ctx = call.context_for(functools.partial(env.emit, task) if env.emit is not None else None)
+    ready = _ready(spec, task, attempt, env, failure)
+    if isinstance(ready, VertexResult):
+        return ready
+    prepared, ctx, state = ready
     vertex = spec.vertices[task.vertex]
-    state = copy_state(prepared.given(spec))
     called = call_vertex(
         vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
     )
     return finish(spec, prepared, called, ctx)
+
+
+async def run_attempt_async(
+    spec: GraphSpec, task: Task, attempt: int, env: TaskEnv, *, failure: ErrorInfo | None = None
+) -> VertexResult:
+    """`run_attempt` for an async vertex, as a task on an event loop: awaiting holds no thread.
+
+    Cancelling it cancels the vertex's coroutine (`CancelledError` passes through).
+    """
+    ready = _ready(spec, task, attempt, env, failure)
+    if isinstance(ready, VertexResult):
+        return ready
+    prepared, ctx, state = ready
+    vertex = spec.vertices[task.vertex]
+    called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
+    return finish(spec, prepared, called, ctx)
+
+
+def _ready(
+    spec: GraphSpec, task: Task, attempt: int, env: TaskEnv, failure: ErrorInfo | None
+) -> tuple[Prepared, Context[Any], Any] | VertexResult:
+    """The attempt prepared, its `ctx`, and the vertex's private copy of its input (or its failure)."""
+    prepared = prepare(spec, task, attempt, env)
+    if isinstance(prepared, VertexResult):
+        return prepared
+    emit = functools.partial(env.emit, task) if env.emit is not None else None
+    ctx = prepared.call(failure).context_for(emit)
+    return prepared, ctx, copy_state(prepared.given(spec))
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,7 +278,7 @@ def succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returne
     task = at.task
     if isinstance(returned, Command) and returned.graph is not None:
         return _handed_off(at, node_in, returned)
-    node_out, goto = _interpret(spec, task, node_in, node_id, returned)
+    node_out, goto = interpret(spec, task, node_in, node_id, returned)
     outbox = route(
         spec, task.vertex, node_out, step=task.step, task_id=task.id, node_id=node_id, goto=goto, ctx=ctx
     )
@@ -267,102 +301,3 @@ def _handed_off(at: Attempt, node_in: Node, command: Command) -> VertexResult:
         raise InvalidUpdateError(msg)
     handoff = Handoff(copy_state(command.update) if command.update is not None else None, goto)  # type: ignore[arg-type]
     return at.result("ok", state=node_in.state, handoff=handoff, node=node_in)
-
-
-def _interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned: Any) -> tuple[Node, Any]:
-    """The new version and the goto targets of what a vertex returned.
-
-    A whole-state vertex returns the new state; an update vertex returns the keys
-    it changes, applied to its input through the reducers; either may return None
-    (no change) or a `Command`, whose `update` is always an update.
-    """
-    who = f"vertex {task.vertex!r}"
-    vertex = spec.vertices[task.vertex]
-    flow = vertex.flow
-    goto: Any = ()
-    if flow is not None or vertex.returns == "update":
-        node_in = _update_base(task, node_in)
-    if isinstance(returned, Command):
-        if returned.resume is not UNSET:
-            msg = (
-                f"{who} returned Command(resume=...); resume answers are "
-                "passed to invoke(Command(resume=...)), not returned by vertices"
-            )
-            raise InvalidUpdateError(msg)
-        goto, returned = returned.goto, returned.update
-        if returned is not None and flow is not None:
-            returned = flow.update_of(returned, who)
-        new = node_in.state if returned is None else _updated(spec, node_in.state, returned, who)
-    elif returned is None:
-        return node_in, ()
-    else:
-        new = _returned_state(spec, vertex, node_in.state, returned, who)
-    if new is node_in.state:
-        return node_in, goto
-    return Node.child(node_id, new, node_in), goto
-
-
-def _returned_state(spec: GraphSpec, vertex: VertexSpec, given: Any, returned: Any, who: str) -> Any:
-    """The new state of a vertex that returned `returned` (not None, not a `Command`) on input `given`."""
-    if isinstance(returned, (Send, Interrupt)):
-        msg = (
-            f"{who} returned a {type(returned).__name__}; return the new "
-            "state, and send with a router or Command(goto=Send(...))"
-        )
-        raise InvalidUpdateError(msg)
-    if vertex.flow is not None:  # declared inputs/outputs: an update of the declared keys
-        return _updated(spec, given, vertex.flow.update_of(returned, who), who)
-    if vertex.returns == "update":
-        return _updated(spec, given, returned, who)
-    _refuse_keyless(spec, who, given, returned)
-    new = spec.checked(returned, who, base=given)  # a schema names missing required keys first
-    if not vertex.may_drop:
-        _refuse_dropped(who, given, returned)
-    return new
-
-
-def _update_base(task: Task, node_in: Node) -> Node:
-    """The version an update-returning task's update lands on.
-
-    A `Send` task's input is its payload, which may have any shape (LangGraph's
-    map-reduce sends `{"item": ...}`): its update lands on the state the `Send`
-    was made from, the payload's parent. Any other task's lands on its input.
-    """
-    if len(task.inputs) == 1 and task.inputs[0].send and node_in.parents:
-        return node_in.parents[0]
-    return node_in
-
-
-def _updated(spec: GraphSpec, state: Any, update: Any, who: str) -> Any:
-    if spec.schema is not None and isinstance(update, Mapping):
-        spec.schema.check_update(update, who)
-    return spec.checked(apply_update(state, update, spec.merge, who=who), who, base=state)
-
-
-def _refuse_dropped(who: str, given: Any, returned: Any) -> None:
-    """A whole-state vertex that leaves keys of its input out of its mapping: say so, never delete them."""
-    if not isinstance(returned, Mapping) or not isinstance(given, Mapping) or returned.keys() >= given.keys():
-        return
-    missing = [k for k in given if k not in returned]
-    listed = 10
-    shown = ", ".join(repr(k) for k in missing[:listed])
-    shown += f" and {len(missing) - listed} more" if len(missing) > listed else ""
-    msg = (
-        f"{who} returned a mapping without key(s) {shown} of its input, which would delete them. "
-        "A vertex returns its whole new state by default: return {**state, ...changes}, or declare "
-        "add_vertex(..., returns='update') (or Graph(returns='update')) to return only the keys it "
-        "changes, as in LangGraph. To delete keys on purpose, declare returns='state' for the vertex "
-        "or the graph."
-    )
-    raise InvalidUpdateError(msg)
-
-
-def _refuse_keyless(spec: GraphSpec, who: str, given: Any, returned: Any) -> None:
-    """A key-by-key graph cannot merge a state without keys: say so at the vertex, not at a later merge."""
-    if works_by_key(spec.merge) and has_keys(given) and not has_keys(returned):
-        msg = (
-            f"{who} returned a {type(returned).__name__}, but this graph merges its states key by "
-            f"key and the vertex was given a {type(given).__name__}; return the whole new state "
-            "(None keeps the input; Command(update=...) changes some keys)"
-        )
-        raise InvalidUpdateError(msg)

@@ -24,10 +24,11 @@ from typing import Any, Protocol
 
 import cloudpickle
 
+from actorgraph._actors.backend import Worker
 from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.log import log
 from actorgraph._actors.messages import Done, Order
-from actorgraph._actors.pool import VertexActor, done_of, failed_result, report
+from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import Prepared, finish, prepare
 from actorgraph._model.errors import (
@@ -127,7 +128,7 @@ class RayPool(BoundedPool):
         self._next()
         return True
 
-    def stop(self) -> list[VertexActor]:
+    def stop(self) -> list[Worker]:
         """Take no more work; answers still in flight go to coordinators that are gone."""
         with self._lock:
             self._close()

@@ -6,7 +6,10 @@ tests/config/test_config.py fails when the page and the schema differ.
 
 from __future__ import annotations
 
+import json
 import sys
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -33,23 +36,60 @@ line; a module outside the list is refused at the line that names it. A file is 
 1,000,000 bytes of UTF-8, nests at most 100 levels, holds at most 100,000 values with
 its aliases expanded (aliases add at most 10,000) and only plain values (no `!!python`
 tags, no merge keys). See [Graph files are code](../security.md#graph-files-are-code).
+
+Graph files need the `cli` extra: `pip install "actorgraph[cli]"` (PyYAML and pydantic).
+Types are written as in Python: `str | None` is text or nothing (`null` in YAML),
+`list[str]` a list of texts, `Literal["state", "update"]` one of those words.
 """
 
 
-def _type(field: Any) -> str:
-    text = str(field.annotation).replace("typing.", "").replace("actorgraph._api.files.model.", "")
-    return text.replace("NoneType", "null").replace("|", "or").replace("  ", " ")
+def type_text(kind: Any) -> str:
+    """A field's type as a reader writes it: `str`, `int | None`, `list[str]`, `dict[str, Any]`."""
+    args = typing.get_args(kind)
+    match typing.get_origin(kind):
+        case typing.Union | types.UnionType:
+            return " | ".join(type_text(arg) for arg in args)
+        case typing.Literal:
+            return f"Literal[{', '.join(json.dumps(arg) for arg in args)}]"
+        case None:
+            return "None" if kind is type(None) else "Any" if kind is Any else kind.__name__
+        case origin:
+            return f"{origin.__name__}[{', '.join(type_text(arg) for arg in args)}]"
+
+
+def cell(text: str) -> str:
+    r"""Text for a table cell, read alike on GitHub and by mkdocs.
+
+    A `|` ends a cell unless escaped, but `\|` inside a code span shows its backslash in
+    mkdocs (not on GitHub): so a code span holding `|` is cut around an escaped `|`.
+    """
+    pieces = text.split("`")
+    for i, piece in enumerate(pieces):  # odd pieces are inside code spans
+        if i % 2:
+            pieces[i] = "` \\| `".join(part.strip() for part in piece.split("|"))
+        else:
+            pieces[i] = piece.replace("|", "\\|")
+    return "`".join(pieces)
+
+
+def _default(field: Any) -> str:
+    if field.is_required():
+        return "required"
+    value = field.get_default(call_default_factory=True)
+    return f"`{json.dumps(value) if isinstance(value, str) else repr(value)}`"
 
 
 def _table(model: Any, title: str) -> list[str]:
     lines = [f"## {title}", "", (model.__doc__ or "").strip(), "", "| field | type | default | meaning |"]
     lines.append("| --- | --- | --- | --- |")
     for name, field in model.model_fields.items():
-        shown = field.alias or name
-        required = field.is_required()
-        default = "required" if required else f"`{field.get_default(call_default_factory=True)!r}`"
-        description = (field.description or "").replace("|", "\\|")
-        lines.append(f"| `{shown}` | `{_type(field)}` | {default} | {description} |")
+        row = [
+            f"`{field.alias or name}`",
+            f"`{type_text(field.annotation)}`",
+            _default(field),
+            field.description or "",
+        ]
+        lines.append(f"| {' | '.join(cell(text) for text in row)} |")
     return [*lines, ""]
 
 

@@ -5,7 +5,9 @@
 - Python code in `docs/` is written in the page (readable on GitHub as it
   stands), after a comment naming the section of an example it shows
   (`<!-- code: examples/X.py:section -->`), and is exactly that section
-  (`tests/docsync.py` rewrites the blocks after an example changes).
+  (`tests/docsync.py` rewrites the blocks after an example changes). The API
+  reference's generated part is the exception: its signatures and docstring
+  examples are the code's own, kept current by tests/documentation/test_reference.py.
 - An output shown in `docs/` (a fenced block after `<!-- output: examples/X.py -->`)
   is what that example prints.
 """
@@ -20,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import api_reference
 import docsync
 import pytest
 
@@ -185,8 +188,11 @@ def test_sections_in_examples_are_balanced(path: Path) -> None:
 
 @pytest.mark.parametrize("page", doc_pages(), ids=lambda p: str(p.relative_to(DOCS)))
 def test_python_in_the_docs_comes_from_examples(page: Path) -> None:
-    for number, info, body in fenced_blocks(page.read_text()):
-        if not info.startswith(("python", "py ", "py\t", "pycon")) and info != "py":
+    text = page.read_text()
+    generated = api_reference.generated_lines(text)  # signatures and docstrings, kept by test_reference.py
+    for number, info, body in fenced_blocks(text):
+        python = info.startswith(("python", "py ", "py\t", "pycon")) or info == "py"
+        if not python or number in generated:
             continue
         where = f"{page.relative_to(ROOT)}:{number}"
         assert any(line.strip() for line in body), f"{where}: empty code block"

@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
-import subprocess
 from collections.abc import Iterator, Mapping
 from typing import Final, NamedTuple
 
@@ -215,6 +213,9 @@ def render_with_dot(
     dot_text: str, path: str | os.PathLike[str], fmt: str, *, timeout: float = 60.0
 ) -> pathlib.Path:
     """Render DOT text to a file in Graphviz output format `fmt` (`png`, `svg`, ...); see `render_png`."""
+    import shutil  # noqa: PLC0415 - with subprocess, 2 MiB that `import actorgraph` need not load
+    import subprocess  # noqa: PLC0415
+
     program = shutil.which("dot")
     if program is None:
         msg = (

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-import getpass
 import os
-import socket
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
@@ -146,6 +144,9 @@ def _answerer(given: Any) -> str:
 @functools.cache
 def default_answerer() -> str:
     """`user@host (pid N)`: who answers when `answered_by=` is not given."""
+    import getpass  # noqa: PLC0415 - asked once, on the first answer: `import actorgraph` need not load it
+    import socket  # noqa: PLC0415
+
     try:
         user = getpass.getuser()
     except (KeyError, OSError):  # no name for this uid (a container)

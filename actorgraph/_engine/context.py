@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
@@ -115,6 +114,8 @@ def interrupt_id(thread_id: str | None, line: str | None, step: int, task_id: st
     `int-` and 16 hex digits, so an answer keyed by an id is never mistaken for
     an answer value (see `is_interrupt_id`).
     """
+    import hashlib  # noqa: PLC0415 - it loads OpenSSL (3 MiB): on first use, not at `import actorgraph`
+
     raw = f"{thread_id}|{line}|{step}|{task_id}|{index}".encode()
     return _ID_PREFIX + hashlib.blake2b(raw, digest_size=_ID_DIGITS // 2).hexdigest()
 

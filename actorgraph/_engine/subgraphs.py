@@ -7,7 +7,6 @@ into records; the actors call them.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from actorgraph._engine.copies import copy_state
@@ -35,6 +34,8 @@ def namespace_of(task: Task, origin: str) -> str:
     every resumption, so a parent killed mid-subgraph finds its subgraph's run
     again; a fork or a new input begins a new line (`origin`), so it runs afresh.
     """
+    import hashlib  # noqa: PLC0415 - it loads OpenSSL (3 MiB): on first use, not at `import actorgraph`
+
     line = hashlib.blake2b(origin.encode(), digest_size=4).hexdigest()
     return f"{task.id}@{task.step}~{line}"
 

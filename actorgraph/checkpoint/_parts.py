@@ -29,7 +29,6 @@ stored under another id is refused), and a keyed digest for
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -106,6 +105,8 @@ class PartCodec:
 
     def address(self, plain: bytes) -> str:
         """The part id of a plaintext serialization."""
+        import hashlib  # noqa: PLC0415 - it loads OpenSSL (3 MiB): on first use, not at `import actorgraph`
+
         if self._sealer is not None:
             return _PREFIX + str(self._sealer.address(plain))
         return _PREFIX + hashlib.sha256(plain).digest()[:16].hex()

@@ -2,6 +2,6 @@
 
 import sys
 
-from actorgraph.cli._main import main
+from actorgraph.cli import main
 
 sys.exit(main())

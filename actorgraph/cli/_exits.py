@@ -1,4 +1,4 @@
-"""Exit codes, and turning whatever stopped a command into one line on stderr and a code."""
+"""Turning whatever stopped a command into one line on stderr and an exit code (`_codes`)."""
 
 from __future__ import annotations
 
@@ -18,16 +18,10 @@ from actorgraph import (
     ThreadNotFoundError,
     VertexError,
 )
+from actorgraph.cli._codes import ANSWERED, FAILED, USAGE
 from actorgraph.cli._console import print_json, safe, stderr, styled
 
 __all__ = [
-    "ANSWERED",
-    "DONE",
-    "EXIT_CODES",
-    "FAILED",
-    "INTERRUPTED",
-    "STOPPED",
-    "USAGE",
     "CommandError",
     "describe",
     "error_record",
@@ -35,20 +29,6 @@ __all__ = [
     "report",
     "when",
 ]
-
-DONE = 0
-FAILED = 1
-USAGE = 2
-INTERRUPTED = 3
-ANSWERED = 4  # another answer to the question was taken first: nothing ran with this one
-STOPPED = 130  # 128 + SIGINT, what shells report for a program stopped with Ctrl-C
-
-EXIT_CODES = (
-    "Exit codes: 0 done; 1 failed (a vertex failed, the graph is invalid, the store failed); "
-    "2 usage error (bad arguments, unknown target or thread, bad JSON); 3 interrupted "
-    "(waiting for an answer); 4 already answered (someone else's answer was taken first; "
-    "yours was not applied); 130 stopped with Ctrl-C (the thread stays resumable)."
-)
 
 
 class CommandError(Exception):

@@ -11,8 +11,9 @@ from typing import Any
 import click
 
 from actorgraph import CompiledGraph
+from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import print_json, safe, stderr, stdout, styled
-from actorgraph.cli._exits import DONE, CommandError, describe, guarded, report
+from actorgraph.cli._exits import CommandError, describe, guarded, report
 from actorgraph.cli._opened import opened
 from actorgraph.cli._options import (
     Output,

@@ -8,8 +8,9 @@ from collections.abc import Sequence
 import click
 
 import actorgraph
+from actorgraph.cli._codes import DONE, EXIT_CODES, STOPPED
 from actorgraph.cli._console import safe, stderr, styled
-from actorgraph.cli._exits import DONE, EXIT_CODES, STOPPED, report
+from actorgraph.cli._exits import report
 from actorgraph.cli._graphs import draw, schema, validate
 from actorgraph.cli._running import answer, resume, run
 from actorgraph.cli._serve import serve

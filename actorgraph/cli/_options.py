@@ -12,7 +12,7 @@ import click
 from click.core import ParameterSource
 
 from actorgraph.checkpoint import Checkpointer
-from actorgraph.cli._exits import EXIT_CODES
+from actorgraph.cli._codes import EXIT_CODES
 
 __all__ = [
     "DEFAULT_DB",

@@ -8,8 +8,9 @@ from typing import Any
 
 from actorgraph import Interrupt, RunResult, Snapshot, VertexError
 from actorgraph._api.text import PREVIEW_CHARS, dumps, interrupt_record, preview, question, size_text
+from actorgraph.cli._codes import DONE, INTERRUPTED, STOPPED
 from actorgraph.cli._console import print_json, stderr, stdout, styled
-from actorgraph.cli._exits import DONE, INTERRUPTED, STOPPED, report
+from actorgraph.cli._exits import report
 from actorgraph.cli._options import GraphChoice, Output, StoreChoice, command_line
 
 __all__ = ["Next", "cut_short", "print_pending", "print_value", "tell_done", "tell_failed", "tell_stopped"]

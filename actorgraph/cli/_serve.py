@@ -7,8 +7,9 @@ import secrets
 
 import click
 
+from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import stdout
-from actorgraph.cli._exits import DONE, CommandError, guarded
+from actorgraph.cli._exits import CommandError, guarded
 from actorgraph.cli._opened import opened
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
 

@@ -13,8 +13,9 @@ import click
 from rich.table import Table
 
 from actorgraph._api.text import duration, error_text, interrupt_record, task_record
+from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import cell, print_json, stdout, styled
-from actorgraph.cli._exits import DONE, guarded, when
+from actorgraph.cli._exits import guarded, when
 from actorgraph.cli._opened import opened
 from actorgraph.cli._options import (
     GraphChoice,

@@ -12,7 +12,8 @@ from types import ModuleType
 from typing import Any
 
 from actorgraph import CompiledGraph, Graph, load
-from actorgraph.cli._exits import FAILED, CommandError
+from actorgraph.cli._codes import FAILED
+from actorgraph.cli._exits import CommandError
 from actorgraph.cli._options import allowed_modules
 
 __all__ = ["find"]

@@ -21,8 +21,9 @@ from actorgraph import Interrupt
 from actorgraph._api.text import duration, interrupt_record, question
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
 from actorgraph.checkpoint._load import load
+from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import cell, print_json, stdout
-from actorgraph.cli._exits import DONE, guarded
+from actorgraph.cli._exits import guarded
 from actorgraph.cli._opened import open_store, opened
 from actorgraph.cli._options import (
     GraphChoice,

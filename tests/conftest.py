@@ -19,6 +19,8 @@ import actorgraph as ag
 # -- the backend the engine tests run on: threads, or Ray with ACTORGRAPH_TEST_BACKEND=ray -----------
 
 BACKEND = os.environ.get("ACTORGRAPH_TEST_BACKEND", "threads")
+# ACTORGRAPH_TEST_ACTORS=pooled compiles every graph without backend= with compile(actors="pooled")
+ACTORS = os.environ.get("ACTORGRAPH_TEST_ACTORS", "threads")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -26,6 +28,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "slow: over a quarter of a second, or kills processes, runs property tests, Ray or a browser "
         '(`pytest -m "not slow"` is the fast subset: CONTRIBUTING.md)',
+    )
+    config.addinivalue_line(
+        "markers",
+        "own_threads(reason): a test of vertex actors that own their threads (skipped with "
+        "ACTORGRAPH_TEST_ACTORS=pooled, saying why)",
     )
     config.addinivalue_line(
         "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
@@ -43,6 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def test_backend() -> Iterator[Any]:
     """With ACTORGRAPH_TEST_BACKEND=ray, every `compile()` without `backend=` runs on one Ray backend."""
+    if BACKEND == "threads" and ACTORS == "pooled":
+        yield from _compiled_with(actors="pooled")
+        return
     if BACKEND == "threads":
         yield None
         return
@@ -66,6 +76,23 @@ def test_backend() -> Iterator[Any]:
         backend.close()
 
 
+def _compiled_with(**defaults: Any) -> Iterator[None]:
+    """Every `compile()` that names neither `backend=` nor these options gets `defaults`."""
+    original = ag.Graph.compile
+
+    def compile_with(self: ag.Graph, *args: Any, **kwargs: Any) -> ag.CompiledGraph:
+        if kwargs.get("backend") is None:
+            for name, value in defaults.items():
+                kwargs.setdefault(name, value)
+        return original(self, *args, **kwargs)
+
+    ag.Graph.compile = compile_with  # type: ignore[method-assign]
+    try:
+        yield None
+    finally:
+        ag.Graph.compile = original  # type: ignore[method-assign]
+
+
 def _warm_up(backend: Any) -> None:
     """One run through every partition, so Ray's own driver threads exist before any test counts threads."""
     graph = ag.Graph()
@@ -76,6 +103,9 @@ def _warm_up(backend: Any) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    own = item.get_closest_marker("own_threads")
+    if own is not None and ACTORS == "pooled":
+        pytest.skip(f"vertex actors with threads of their own only: {own.args[0]}")
     marker = item.get_closest_marker("threads_only")
     if marker is not None and BACKEND != "threads":
         pytest.skip(f"threads only: {marker.args[0] if marker.args else marker.kwargs.get('reason')}")

@@ -11,31 +11,19 @@ every backend.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from actorgraph._actors.bounded import Worker
+from actorgraph._actors.dispatcher import shared_dispatcher
 from actorgraph._actors.messages import Order
 from actorgraph._actors.pool import VertexPool
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.call import is_async
+from actorgraph._model.errors import ConfigError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["THREADS", "Backend", "Pool", "ThreadBackend", "Worker"]
-
-
-class Worker(Protocol):
-    """A thread of this process that runs a vertex's attempts: a vertex actor, or an event loop."""
-
-    @property
-    def busy(self) -> bool:
-        """True while it runs an attempt."""
-        ...
-
-    @property
-    def thread(self) -> threading.Thread | None:
-        """Its thread (None before it started)."""
-        ...
+__all__ = ["POOLED", "THREADS", "Backend", "Pool", "ThreadBackend", "Worker", "choose_backend"]
 
 
 class Pool(Protocol):
@@ -67,7 +55,11 @@ class Backend(Protocol):
 
 
 class ThreadBackend:
-    """Every vertex actor is a thread of this process (the default)."""
+    """Every vertex actor is a thread of this process (the default), or shares the dispatcher's threads."""
+
+    def __init__(self, *, pooled: bool = False) -> None:
+        """With `pooled`, vertex actors own no thread: the process's dispatcher runs them."""
+        self.pooled = pooled
 
     def check(self, spec: GraphSpec) -> None:
         """Every graph runs on threads."""
@@ -78,10 +70,29 @@ class ThreadBackend:
             from actorgraph._actors.async_pool import AsyncPool  # noqa: PLC0415 - asyncio only when used
 
             return AsyncPool(spec, vertex, timer)
-        return VertexPool(spec, vertex, timer)
+        return VertexPool(spec, vertex, timer, shared_dispatcher() if self.pooled else None)
 
     def __repr__(self) -> str:
-        return "ThreadBackend()"
+        return "ThreadBackend(pooled=True)" if self.pooled else "ThreadBackend()"
 
 
 THREADS = ThreadBackend()
+POOLED = ThreadBackend(pooled=True)
+ACTORS = ("threads", "pooled")
+
+
+def choose_backend(backend: Backend | None, actors: str) -> Backend:
+    """The backend of `compile(backend=..., actors=...)`: `backend`, or the thread backend for `actors`.
+
+    Raises:
+        ConfigError: `actors` is not "threads" or "pooled", or is "pooled" with another backend.
+    """
+    if actors not in ACTORS:
+        msg = f"actors must be one of {', '.join(map(repr, ACTORS))}, got {actors!r}"
+        raise ConfigError(msg)
+    if backend is None:
+        return POOLED if actors == "pooled" else THREADS
+    if actors != "threads" and not isinstance(backend, ThreadBackend):
+        msg = f"actors={actors!r} is for the thread backend; {backend!r} places its own vertex work"
+        raise ConfigError(msg)
+    return backend

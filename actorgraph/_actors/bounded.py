@@ -15,6 +15,7 @@ import threading
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 import pykka
 
@@ -23,7 +24,21 @@ from actorgraph._actors.timer import Timer
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["BoundedPool", "closed_pool"]
+__all__ = ["BoundedPool", "Worker", "closed_pool"]
+
+
+class Worker(Protocol):
+    """A thread of this process that runs a vertex's attempts: a vertex actor, a scheduler, an event loop."""
+
+    @property
+    def busy(self) -> bool:
+        """True while it runs an attempt."""
+        ...
+
+    @property
+    def thread(self) -> threading.Thread | None:
+        """Its thread (None before it started, or for an actor without a thread of its own)."""
+        ...
 
 
 class BoundedPool(ABC):

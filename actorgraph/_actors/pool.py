@@ -23,13 +23,14 @@ import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from actorgraph._actors.bounded import BoundedPool
+from actorgraph._actors.bounded import BoundedPool, Worker
 from actorgraph._actors.cancel import Cancellation
+from actorgraph._actors.dispatcher import Dispatcher, PooledActor
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import run_attempt
@@ -41,19 +42,28 @@ from actorgraph.events import TaskStarted
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["VertexActor", "VertexPool", "done_of", "failed_result", "report"]
+__all__ = ["PooledVertexActor", "VertexActor", "VertexPool", "done_of", "failed_result", "report"]
 
 
 class VertexPool(BoundedPool):
     """The actors of one vertex: a slot is a live actor that is not idle."""
 
-    def __init__(self, spec: GraphSpec, vertex: VertexSpec, timer: Callable[[], Timer]) -> None:
-        """An empty pool (actors start with the first orders)."""
+    def __init__(
+        self,
+        spec: GraphSpec,
+        vertex: VertexSpec,
+        timer: Callable[[], Timer],
+        dispatcher: Dispatcher | None = None,
+    ) -> None:
+        """An empty pool (actors start with the first orders); with `dispatcher`, its actors are pooled."""
         super().__init__(spec, vertex, timer)
-        self._running: dict[int, VertexActor] = {}  # token -> actor, for vertices with a timeout
-        self._idle: list[VertexActor] = []
-        self._live: set[VertexActor] = set()
-        self._all: list[VertexActor] = []
+        self.dispatcher = dispatcher
+        if dispatcher is not None:
+            dispatcher.acquire()
+        self._running: dict[int, _VertexWork] = {}  # token -> actor, for vertices with a timeout
+        self._idle: list[_VertexWork] = []
+        self._live: set[_VertexWork] = set()
+        self._all: list[_VertexWork] = []
 
     def _used(self) -> int:
         return len(self._live) - len(self._idle)
@@ -73,7 +83,7 @@ class VertexPool(BoundedPool):
             self.retire(actor)
             self.submit(order)
 
-    def next_order(self, actor: VertexActor) -> Order | None:
+    def next_order(self, actor: _VertexWork) -> Order | None:
         """The next queued order for `actor`, or None (the actor is then idle)."""
         with self._lock:
             if actor.abandoned or self._closed or actor not in self._live:
@@ -83,18 +93,18 @@ class VertexPool(BoundedPool):
             self._idle.append(actor)
             return None
 
-    def retire(self, actor: VertexActor) -> None:
+    def retire(self, actor: _VertexWork) -> None:
         """Forget a stopped or dead actor; start a replacement if work is waiting."""
         with self._lock:
             self._forget(actor)
 
-    def watch(self, order: Order, actor: VertexActor) -> None:
+    def watch(self, order: Order, actor: _VertexWork) -> None:
         """`actor` starts `order` under the vertex's timeout: arm the timer."""
         with self._lock:
             self._running[order.token] = actor
         actor.timer_handle = self._arm(order)
 
-    def unwatch(self, order: Order, actor: VertexActor) -> None:
+    def unwatch(self, order: Order, actor: _VertexWork) -> None:
         """`actor` finished `order` in time (or not): disarm the timer."""
         with self._lock:
             self._running.pop(order.token, None)
@@ -117,13 +127,16 @@ class VertexPool(BoundedPool):
             self._forget(actor)
         return True
 
-    def stop(self) -> list[VertexActor]:
-        """Stop every actor without waiting; return them (the caller waits for their threads).
+    def stop(self) -> Sequence[Worker]:
+        """Stop every actor without waiting; return the workers whose threads the caller waits for.
 
         Abandoned actors (stuck past a timeout) are returned too: their threads
-        end when the stuck call returns.
+        end when the stuck call returns. Pooled actors have no thread: the
+        dispatcher's schedulers are returned when this was its last pool.
         """
         with self._lock:
+            if self._closed:
+                return []
             self._close()
             actors = list(self._all)
             self._idle.clear()
@@ -131,16 +144,18 @@ class VertexPool(BoundedPool):
         for actor in actors:
             with contextlib.suppress(pykka.ActorDeadError):
                 actor.actor_ref.stop(block=False)
+        if self.dispatcher is not None:
+            return self.dispatcher.release()
         return actors
 
-    def _start(self) -> VertexActor:
-        self._all[:] = [a for a in self._all if a.thread is None or a.thread.is_alive()]
-        VertexActor.start(self, self._all)
+    def _start(self) -> _VertexWork:
+        self._all[:] = [a for a in self._all if a.busy or a.actor_ref.is_alive()]
+        (VertexActor if self.dispatcher is None else PooledVertexActor).start(self, self._all)
         actor = self._all[-1]
         self._live.add(actor)
         return actor
 
-    def _forget(self, actor: VertexActor) -> None:
+    def _forget(self, actor: _VertexWork) -> None:
         self._live.discard(actor)
         if actor in self._idle:
             self._idle.remove(actor)
@@ -150,17 +165,10 @@ class VertexPool(BoundedPool):
             fresh.actor_ref.tell(order)
 
 
-class VertexActor(pykka.ThreadingActor):
-    """One worker of a vertex's pool: an inbox and a thread."""
+class _VertexWork(pykka.Actor):
+    """What a vertex actor does, whichever thread runs it: take orders, run attempts, report."""
 
-    use_daemon_thread = True  # a forgotten close() must not keep the interpreter alive
-
-    @staticmethod
-    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
-        return queue.SimpleQueue()
-
-    def __init__(self, pool: VertexPool, born: list[VertexActor]) -> None:
-        super().__init__()
+    def _join(self, pool: VertexPool, born: list[_VertexWork]) -> None:
         born.append(self)  # the pool keeps the object (pykka's ref only holds a weakref)
         self.pool = pool
         self.abandoned = False
@@ -169,14 +177,10 @@ class VertexActor(pykka.ThreadingActor):
         self._current: Order | None = None
         self._runner: asyncio.Runner | None = None
 
-    def on_start(self) -> None:
-        """Remember the thread, so `close()` can wait for it to end."""
-        self.thread = threading.current_thread()
-
     @property
     def busy(self) -> bool:
         """True while the actor runs a task (read from other threads, for `close()`)."""
-        return self._current is not None and self.thread is not None and self.thread.is_alive()
+        return self._current is not None and (self.thread is None or self.thread.is_alive())
 
     def on_receive(self, message: Any) -> None:
         """Run the order, then every order the pool has queued for this vertex."""
@@ -252,6 +256,37 @@ class VertexActor(pykka.ThreadingActor):
         finally:
             self.pool.retire(self)
             self.stop()
+
+
+class VertexActor(_VertexWork, pykka.ThreadingActor):
+    """One worker of a vertex's pool: an inbox and a thread."""
+
+    use_daemon_thread = True  # a forgotten close() must not keep the interpreter alive
+
+    @staticmethod
+    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
+        return queue.SimpleQueue()
+
+    def __init__(self, pool: VertexPool, born: list[_VertexWork]) -> None:
+        pykka.ThreadingActor.__init__(self)
+        self._join(pool, born)
+
+    def on_start(self) -> None:
+        """Remember the thread, so `close()` can wait for it to end."""
+        self.thread = threading.current_thread()
+
+
+class PooledVertexActor(_VertexWork, PooledActor):
+    """One worker of a vertex's pool without a thread of its own: the dispatcher's schedulers run it."""
+
+    def __init__(self, pool: VertexPool, born: list[_VertexWork]) -> None:
+        assert pool.dispatcher is not None  # noqa: S101 - only pooled pools make these
+        PooledActor.__init__(self, pool.dispatcher)
+        self._join(pool, born)
+
+    def describe(self) -> str:
+        """The vertex it runs."""
+        return f"vertex {self.pool.vertex.name!r}"
 
 
 def done_of(order: Order, result: VertexResult) -> Done:

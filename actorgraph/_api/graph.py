@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from actorgraph._actors.backend import THREADS, Backend
+from actorgraph._actors.backend import Backend, choose_backend
 from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.request import GraphSettings, check_durability, resolve_breakpoints
 from actorgraph._build.builder import GraphBuilder
@@ -44,6 +44,7 @@ class Graph(GraphBuilder[S]):
         listeners: Sequence[Listener] = (),
         context: Any = None,
         backend: Backend | None = None,
+        actors: str = "threads",
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -61,23 +62,20 @@ class Graph(GraphBuilder[S]):
                 so a resume needs no `context=`; a run's own `context=` overrides it.
             backend: where vertex work runs: None for threads of this process,
                 `actorgraph.ray.RayBackend(...)` for Ray worker processes.
+            actors: "threads" (each vertex actor owns a thread) or "pooled" (vertex
+                actors share the process's scheduler threads: see the "Actors and threads" page).
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
         """
+        backend = choose_backend(backend, actors)
         spec = build_spec(self)
         check_child_checkpointers(spec, checkpointer)
-        backend = THREADS if backend is None else backend
         backend.check(spec)
         before = interrupt_before if interrupt_before is not None else list(self.pause_before) or None
         after = interrupt_after if interrupt_after is not None else list(self.pause_after) or None
+        breakpoints = resolve_breakpoints(before, after, spec)
         settings = GraphSettings(
-            spec,
-            checkpointer,
-            resolve_breakpoints(before, after, spec),
-            check_durability(durability),
-            tuple(listeners),
-            context,
-            backend,
+            spec, checkpointer, breakpoints, check_durability(durability), tuple(listeners), context, backend
         )
         return CompiledGraph(settings, clock=clock)

@@ -43,7 +43,7 @@ class Gate:
             self.waiting += 1
             self.most = max(self.most, self.waiting)
         try:
-            while not self.opened.is_set():
+            while not self.opened.is_set():  # noqa: ASYNC110 - opened from the test's thread, not a loop
                 await asyncio.sleep(0.005)
         except asyncio.CancelledError:
             with self._lock:
@@ -127,7 +127,7 @@ def test_cancelling_a_run_cancels_its_coroutine_and_the_thread_resumes_it(compil
     handle.cancel()
     with pytest.raises(ag.RunCancelledError):
         handle.result(timeout=10)
-    deadline = time.monotonic() + 10  # the run ends at once; its coroutine is cancelled on the loop soon after
+    deadline = time.monotonic() + 10  # the run ends at once; its coroutine is cancelled soon after
     while gate.cancelled < 1 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert gate.cancelled == 1

@@ -240,6 +240,7 @@ def kill_thread(thread: threading.Thread) -> None:
 @pytest.mark.threads_only(
     "it injects SystemExit into the vertex actor's thread; tests/ray/test_ray.py kills a partition process"
 )
+@pytest.mark.own_threads("it checks that the killed actor's thread ends; a scheduler thread goes on")
 def test_a_vertex_actor_killed_mid_run_is_replaced_and_the_run_completes(
     compile_graph: Compile, store: Any
 ) -> None:

@@ -50,7 +50,7 @@ def _measure(workload: Workload, design: str, repeat: int, unit: float) -> tuple
         handoffs = (switches() - before) / workload.units / unit
     finally:
         getattr(run, "close", lambda: None)()
-        core.ACTORS = "threads"
+        core.ACTORS = None
     return figure, handoffs
 
 

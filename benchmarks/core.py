@@ -21,7 +21,7 @@ BLOCKING = 50
 BLOCK_SECONDS = 0.05
 INVOKES = 2000
 CALLS = 100
-ACTORS = "threads"  # compile(actors=...) of every actorgraph workload (benchmarks.actors sets it)
+ACTORS: str | None = None  # compile(actors=...) of every actorgraph workload (None: the default)
 
 
 class Runner:

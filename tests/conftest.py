@@ -19,8 +19,8 @@ import actorgraph as ag
 # -- the backend the engine tests run on: threads, or Ray with ACTORGRAPH_TEST_BACKEND=ray -----------
 
 BACKEND = os.environ.get("ACTORGRAPH_TEST_BACKEND", "threads")
-# ACTORGRAPH_TEST_ACTORS=pooled compiles every graph without backend= with compile(actors="pooled")
-ACTORS = os.environ.get("ACTORGRAPH_TEST_ACTORS", "threads")
+# ACTORGRAPH_TEST_ACTORS=threads (or pooled) compiles every graph without backend= with that actors=
+ACTORS = os.environ.get("ACTORGRAPH_TEST_ACTORS")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,8 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "own_threads(reason): a test of vertex actors that own their threads (skipped with "
-        "ACTORGRAPH_TEST_ACTORS=pooled, saying why)",
+        "own_threads(reason): a test of vertex actors that own their threads (run only with "
+        "ACTORGRAPH_TEST_ACTORS=threads; skipped otherwise, saying why)",
     )
     config.addinivalue_line(
         "markers", "needs_dot: renders a picture with Graphviz's `dot` (skipped without it)"
@@ -50,8 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def test_backend() -> Iterator[Any]:
     """With ACTORGRAPH_TEST_BACKEND=ray, every `compile()` without `backend=` runs on one Ray backend."""
-    if BACKEND == "threads" and ACTORS == "pooled":
-        yield from _compiled_with(actors="pooled")
+    if BACKEND == "threads" and ACTORS is not None:
+        yield from _compiled_with(actors=ACTORS)
         return
     if BACKEND == "threads":
         yield None
@@ -104,7 +104,7 @@ def _warm_up(backend: Any) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     own = item.get_closest_marker("own_threads")
-    if own is not None and ACTORS == "pooled":
+    if own is not None and ACTORS != "threads":
         pytest.skip(f"vertex actors with threads of their own only: {own.args[0]}")
     marker = item.get_closest_marker("threads_only")
     if marker is not None and BACKEND != "threads":

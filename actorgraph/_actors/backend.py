@@ -23,7 +23,7 @@ from actorgraph._engine.call import is_async
 from actorgraph._model.errors import ConfigError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["POOLED", "THREADS", "Backend", "Pool", "ThreadBackend", "Worker", "choose_backend"]
+__all__ = ["DEFAULT", "POOLED", "THREADS", "Backend", "Pool", "ThreadBackend", "Worker", "choose_backend"]
 
 
 class Pool(Protocol):
@@ -78,21 +78,22 @@ class ThreadBackend:
 
 THREADS = ThreadBackend()
 POOLED = ThreadBackend(pooled=True)
-ACTORS = ("threads", "pooled")
+DEFAULT = POOLED  # compile() without backend= nor actors=
+ACTORS = ("pooled", "threads")
 
 
-def choose_backend(backend: Backend | None, actors: str) -> Backend:
+def choose_backend(backend: Backend | None, actors: str | None) -> Backend:
     """The backend of `compile(backend=..., actors=...)`: `backend`, or the thread backend for `actors`.
 
     Raises:
-        ConfigError: `actors` is not "threads" or "pooled", or is "pooled" with another backend.
+        ConfigError: `actors` is not "pooled" or "threads", or is given with another backend.
     """
-    if actors not in ACTORS:
+    if actors is not None and actors not in ACTORS:
         msg = f"actors must be one of {', '.join(map(repr, ACTORS))}, got {actors!r}"
         raise ConfigError(msg)
     if backend is None:
-        return POOLED if actors == "pooled" else THREADS
-    if actors != "threads" and not isinstance(backend, ThreadBackend):
+        return DEFAULT if actors is None else (POOLED if actors == "pooled" else THREADS)
+    if actors is not None:
         msg = f"actors={actors!r} is for the thread backend; {backend!r} places its own vertex work"
         raise ConfigError(msg)
     return backend

@@ -24,11 +24,28 @@ from actorgraph._actors.timer import Timer
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["BoundedPool", "Worker", "closed_pool"]
+__all__ = ["BoundedPool", "Joinable", "Worker", "closed_pool"]
+
+
+class Joinable(Protocol):
+    """What `close()` waits for: a `threading.Thread`, or the end of an actor without a thread of its own."""
+
+    @property
+    def ident(self) -> int | None:
+        """The thread it runs on now (for its stack), or None."""
+        ...
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to `timeout` seconds for it to end."""
+        ...
+
+    def is_alive(self) -> bool:
+        """True until it ended."""
+        ...
 
 
 class Worker(Protocol):
-    """A thread of this process that runs a vertex's attempts: a vertex actor, a scheduler, an event loop."""
+    """What runs a vertex's attempts: a vertex actor, a scheduler thread, an event loop."""
 
     @property
     def busy(self) -> bool:
@@ -36,8 +53,8 @@ class Worker(Protocol):
         ...
 
     @property
-    def thread(self) -> threading.Thread | None:
-        """Its thread (None before it started, or for an actor without a thread of its own)."""
+    def thread(self) -> Joinable | None:
+        """What `close()` waits for (None before it started)."""
         ...
 
 

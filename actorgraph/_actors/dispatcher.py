@@ -21,6 +21,7 @@ threads end, so a closed graph leaves no thread behind.
 from __future__ import annotations
 
 import os
+import queue
 import sys
 import threading
 import time
@@ -30,7 +31,7 @@ from typing import Any
 import pykka
 from pykka import ActorRegistry
 
-__all__ = ["Dispatcher", "PooledActor", "shared_dispatcher"]
+__all__ = ["ActorEnd", "Dispatcher", "PooledActor", "shared_dispatcher"]
 
 SLICE = 64  # messages one actor handles before the next ready actor gets its turn
 BLOCKED_AFTER = 0.002  # seconds inside one slice after which a scheduler counts as blocked
@@ -39,35 +40,36 @@ MOST = 1024  # scheduler threads at most
 
 
 class _Scheduler:
-    """One scheduler thread, and what it runs now (read by other threads)."""
+    """One scheduler thread, what it runs now (read by other threads), and where an actor is handed to it."""
 
     def __init__(self) -> None:
         self.thread: threading.Thread | None = None
         self.since: float | None = None  # when the current slice began (None: idle)
         self.actor: PooledActor | None = None
+        self.handed: queue.SimpleQueue[PooledActor | None] = queue.SimpleQueue()  # None: end
 
     @property
     def busy(self) -> bool:
-        """True while it runs a slice of an actor."""
-        return self.since is not None and self.thread is not None and self.thread.is_alive()
-
-    @property
-    def vertex(self) -> str:
-        """What it runs now, for close()'s messages."""
-        actor = self.actor
-        return actor.describe() if actor is not None else "scheduler"
+        """Never reported: the actor it runs is (close() names the vertex, not the scheduler)."""
+        return False
 
 
 class Dispatcher:
-    """Runs ready pooled actors on a few threads; starts more while actors wait behind blocked ones."""
+    """Runs ready pooled actors on a few threads; starts more while actors wait behind blocked ones.
+
+    An actor made ready while a scheduler is idle is handed to that scheduler
+    directly (one C-level queue put, the same cost as waking a thread actor);
+    otherwise it waits in the ready queue, taken by the next scheduler to finish
+    its slice.
+    """
 
     def __init__(self, cores: int | None = None) -> None:
         """A dispatcher with no thread yet (they start with the first ready actor)."""
         self.cores = max(2, cores or os.cpu_count() or 2)
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._ready: deque[PooledActor] = deque()
         self._schedulers: list[_Scheduler] = []
-        self._idle = 0
+        self._idle: list[_Scheduler] = []  # waiting on their `handed` queues, the last to wait on top
         self._claims = 0
         self._closing = False
         self._watch = threading.Event()  # set when actors wait and no scheduler is idle
@@ -76,7 +78,7 @@ class Dispatcher:
 
     def acquire(self) -> None:
         """Claim the dispatcher for a pool (it keeps its threads while any claim holds)."""
-        with self._cond:
+        with self._lock:
             self._claims += 1
             self._closing = False
 
@@ -86,32 +88,42 @@ class Dispatcher:
         Returns:
             The schedulers whose threads the caller may wait for (none while other claims hold).
         """
-        with self._cond:
+        with self._lock:
             self._claims -= 1
             if self._claims > 0:
                 return []
             self._closing = True
-            self._cond.notify_all()
-            self._watch.set()
-            return list(self._schedulers)
+            idle, self._idle = self._idle, []
+            schedulers = list(self._schedulers)
+        for scheduler in idle:
+            scheduler.handed.put(None)
+        self._watch.set()
+        return schedulers
 
     def schedule(self, actor: PooledActor) -> None:
-        """Make `actor` ready: an idle scheduler takes it, or a new one while fewer than one per core run."""
-        with self._cond:
-            self._ready.append(actor)
-            if self._idle > 0:
-                self._cond.notify()
-            elif len(self._schedulers) < self.cores:
-                self._start()
+        """Make `actor` ready: hand it to an idle scheduler, or queue it (starting one per core at most)."""
+        with self._lock:
+            if self._idle:
+                scheduler = self._idle.pop()
             else:
-                self._watch.set()
-                if self._watcher is None:
-                    self._watcher = threading.Thread(target=self._watching, name="actorgraph-dispatch-watch")
-                    self._watcher.daemon = True
-                    self._watcher.start()
+                self._ready.append(actor)
+                if len(self._schedulers) < self.cores:
+                    self._start()
+                else:
+                    self._watch_blocked()
+                return
+        scheduler.handed.put(actor)
+
+    def _watch_blocked(self) -> None:
+        """Have the watcher look for blocked schedulers (with `_lock` held)."""
+        self._watch.set()
+        if self._watcher is None:
+            self._watcher = threading.Thread(target=self._watching, name="actorgraph-dispatch-watch")
+            self._watcher.daemon = True
+            self._watcher.start()
 
     def _start(self) -> None:
-        """Start one scheduler thread (with `_cond` held)."""
+        """Start one scheduler thread (with `_lock` held)."""
         scheduler = _Scheduler()
         self._count += 1
         thread = threading.Thread(target=self._run, args=(scheduler,), name=f"actorgraph-sched-{self._count}")
@@ -129,32 +141,44 @@ class Dispatcher:
                 me.actor, me.since = None, None
 
     def _next(self, me: _Scheduler) -> PooledActor | None:
-        """The next ready actor, waiting for one; None when this scheduler ends."""
-        with self._cond:
-            while not self._ready:
-                if self._closing:
-                    self._schedulers.remove(me)
-                    return None
-                extra = len(self._schedulers) > self.cores
-                self._idle += 1
-                woken = self._cond.wait(IDLE_RETIRE if extra else None)
-                self._idle -= 1
-                if not woken and not self._ready and len(self._schedulers) > self.cores:
-                    self._schedulers.remove(me)
-                    return None
-            return self._ready.popleft()
+        """The next ready actor, waiting to be handed one; None when this scheduler ends."""
+        with self._lock:
+            if self._ready:
+                return self._ready.popleft()
+            if self._closing:
+                self._schedulers.remove(me)
+                return None
+            self._idle.append(me)
+            extra = len(self._schedulers) > self.cores
+        while True:
+            try:
+                actor = me.handed.get(timeout=IDLE_RETIRE if extra else None)
+            except queue.Empty:
+                with self._lock:
+                    if me in self._idle and len(self._schedulers) > self.cores:
+                        self._idle.remove(me)
+                        self._schedulers.remove(me)
+                        return None
+                    extra = me in self._idle and len(self._schedulers) > self.cores
+                continue
+            if actor is None:  # the last claim was released
+                with self._lock:
+                    if me in self._schedulers:
+                        self._schedulers.remove(me)
+                return None
+            return actor
 
     def _watching(self) -> None:
         """Start schedulers for ready actors while every scheduler is stuck in a slice."""
         while True:
             self._watch.wait()
             time.sleep(BLOCKED_AFTER)
-            with self._cond:
+            with self._lock:
                 if self._closing and not self._ready:
                     self._watcher = None
                     self._watch.clear()
                     return
-                if not self._ready or self._idle > 0:
+                if not self._ready or self._idle:
                     self._watch.clear()
                     continue
                 now = time.monotonic()
@@ -177,6 +201,22 @@ def shared_dispatcher() -> Dispatcher:
         if _SHARED is None:
             _SHARED = Dispatcher()
         return _SHARED
+
+
+class ActorEnd:
+    """The end of a pooled actor, joinable as a thread's (`close()` waits for it)."""
+
+    def __init__(self) -> None:
+        self.ended = threading.Event()
+        self.ident: int | None = None  # the scheduler thread that ran it last
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to `timeout` seconds for the actor to have stopped."""
+        self.ended.wait(timeout)
+
+    def is_alive(self) -> bool:
+        """True until the actor stopped."""
+        return not self.ended.is_set()
 
 
 class _Mailbox:
@@ -214,6 +254,7 @@ class PooledActor(pykka.Actor):
         self._scheduled = False
         self._set_up = False
         self._torn_down = False
+        self.end = ActorEnd()
         super().__init__()
 
     def _create_actor_inbox(self) -> Any:  # type: ignore[override] # pykka's hook: ours needs the actor
@@ -240,6 +281,7 @@ class PooledActor(pykka.Actor):
 
     def run_slice(self) -> None:
         """On a scheduler: handle up to `SLICE` messages, then give the thread back."""
+        self.end.ident = threading.get_ident()
         if not self._set_up:
             self._set_up = True
             self._actor_loop_setup()
@@ -255,6 +297,7 @@ class PooledActor(pykka.Actor):
             if not self._torn_down:
                 self._torn_down = True
                 self._actor_loop_teardown()
+                self.end.ended.set()
             return
         with self._wake_lock:
             if inbox.empty():

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
-from actorgraph._actors.bounded import BoundedPool, Worker
+from actorgraph._actors.bounded import BoundedPool, Joinable, Worker
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.dispatcher import Dispatcher, PooledActor
 from actorgraph._actors.messages import Done, Order
@@ -58,8 +58,7 @@ class VertexPool(BoundedPool):
         """An empty pool (actors start with the first orders); with `dispatcher`, its actors are pooled."""
         super().__init__(spec, vertex, timer)
         self.dispatcher = dispatcher
-        if dispatcher is not None:
-            dispatcher.acquire()
+        self._claimed = False  # holds a claim on the dispatcher (from its first actor to stop())
         self._running: dict[int, _VertexWork] = {}  # token -> actor, for vertices with a timeout
         self._idle: list[_VertexWork] = []
         self._live: set[_VertexWork] = set()
@@ -144,12 +143,16 @@ class VertexPool(BoundedPool):
         for actor in actors:
             with contextlib.suppress(pykka.ActorDeadError):
                 actor.actor_ref.stop(block=False)
-        if self.dispatcher is not None:
-            return self.dispatcher.release()
+        if self.dispatcher is not None and self._claimed:  # the actors stop, then (if last) the schedulers
+            self._claimed = False
+            return [*actors, *self.dispatcher.release()]
         return actors
 
     def _start(self) -> _VertexWork:
         self._all[:] = [a for a in self._all if a.busy or a.actor_ref.is_alive()]
+        if self.dispatcher is not None and not self._claimed:  # a graph never run holds no claim
+            self.dispatcher.acquire()
+            self._claimed = True
         (VertexActor if self.dispatcher is None else PooledVertexActor).start(self, self._all)
         actor = self._all[-1]
         self._live.add(actor)
@@ -172,7 +175,7 @@ class _VertexWork(pykka.Actor):
         born.append(self)  # the pool keeps the object (pykka's ref only holds a weakref)
         self.pool = pool
         self.abandoned = False
-        self.thread: threading.Thread | None = None
+        self.thread: Joinable | None = None
         self.timer_handle: object = None
         self._current: Order | None = None
         self._runner: asyncio.Runner | None = None
@@ -283,6 +286,7 @@ class PooledVertexActor(_VertexWork, PooledActor):
         assert pool.dispatcher is not None  # noqa: S101 - only pooled pools make these
         PooledActor.__init__(self, pool.dispatcher)
         self._join(pool, born)
+        self.thread = self.end
 
     def describe(self) -> str:
         """The vertex it runs."""

@@ -11,7 +11,8 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
-from actorgraph._actors.backend import THREADS, Backend, Worker
+from actorgraph._actors.backend import DEFAULT, Backend, Worker
+from actorgraph._actors.bounded import Joinable
 from actorgraph._actors.coordinator import CoordinatorPool
 from actorgraph._actors.handle import STOP_WAIT
 from actorgraph._actors.log import log
@@ -39,7 +40,7 @@ class Runtime:
         *,
         coordinators: int = 4,
         shared: dict[int, Runtime] | None = None,
-        backend: Backend = THREADS,
+        backend: Backend = DEFAULT,
     ) -> None:
         """Prepare the actors of `spec` (started on demand).
 
@@ -58,7 +59,7 @@ class Runtime:
         self.pools = {name: backend.pool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
         self.coordinators = CoordinatorPool(coordinators)
         self.closed = False
-        self._stopping: list[threading.Thread] = []  # the threads the first close() left to end
+        self._stopping: list[Joinable] = []  # the threads the first close() left to end
         self.children: dict[str, ChildRunner] = {}
         self._inner: list[Runtime] = []  # the subgraphs' runtimes this one made
         shared = {} if shared is None else shared
@@ -135,7 +136,7 @@ class Runtime:
         if closed:  # closed before (from a listener, say, without waiting): wait for what it left
             _join(self._stopping, deadline)
             return
-        threads = self.coordinators.stop()
+        threads: list[Joinable] = [*self.coordinators.stop()]
         actors = self._stop_actors()
         self._stopping = [*threads, *(a.thread for _, a in actors if a.thread is not None)]
         grace = min(deadline, time.monotonic() + _GRACE)
@@ -187,10 +188,10 @@ class Runtime:
 _GRACE = 0.5  # seconds close() waits quietly before it says what it is waiting for
 
 
-def _join(threads: list[threading.Thread], deadline: float) -> None:
+def _join(threads: list[Joinable], deadline: float) -> None:
     current = threading.current_thread()
     for thread in threads:
-        if thread is not current:
+        if thread is not current and thread.ident != current.ident:
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
@@ -200,7 +201,7 @@ def _describe(busy: list[tuple[str, Worker]]) -> str:
     return f"vertex {names}" if len(busy) == 1 else f"vertices {names}"
 
 
-def _stack(thread: threading.Thread | None) -> str:
+def _stack(thread: Joinable | None) -> str:
     frame = sys._current_frames().get(thread.ident) if thread is not None and thread.ident else None  # noqa: SLF001
     return "".join(traceback.format_stack(frame)) if frame is not None else ""
 

@@ -44,7 +44,7 @@ class Graph(GraphBuilder[S]):
         listeners: Sequence[Listener] = (),
         context: Any = None,
         backend: Backend | None = None,
-        actors: str = "threads",
+        actors: str | None = None,
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -62,8 +62,8 @@ class Graph(GraphBuilder[S]):
                 so a resume needs no `context=`; a run's own `context=` overrides it.
             backend: where vertex work runs: None for threads of this process,
                 `actorgraph.ray.RayBackend(...)` for Ray worker processes.
-            actors: "threads" (each vertex actor owns a thread) or "pooled" (vertex
-                actors share the process's scheduler threads: see the "Actors and threads" page).
+            actors: "pooled" (the default: vertex actors share the process's scheduler
+                threads) or "threads" (each owns a thread): the "Actors and threads" page.
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.

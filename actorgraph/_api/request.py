@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
-from actorgraph._actors.backend import THREADS, Backend
+from actorgraph._actors.backend import DEFAULT, Backend
 from actorgraph._model.errors import ConfigError
 from actorgraph._model.runs import DURABILITY, Breakpoints, Durability, RunRequest
 from actorgraph._model.spec import GraphSpec
@@ -79,7 +79,7 @@ class GraphSettings:
     durability: Durability
     listeners: tuple[Listener, ...] = ()
     context: Any = None
-    backend: Backend = THREADS
+    backend: Backend = DEFAULT
 
 
 def run_request(

@@ -82,7 +82,7 @@ def _schedulers() -> list[str]:
 
 def test_actors_is_checked(compile_graph: Compile) -> None:
     g = fan_out(2, lambda s: s)
-    with pytest.raises(ag.ConfigError, match="actors must be one of 'threads', 'pooled', got 'fibers'"):
+    with pytest.raises(ag.ConfigError, match="actors must be one of 'pooled', 'threads', got 'fibers'"):
         g.compile(actors="fibers")
 
 

@@ -444,3 +444,11 @@ def test_a_closed_backend_refuses_new_graphs() -> None:
     spare.close()
     with pytest.raises(ag.BackendError, match="closed"):
         chain(("a", lambda s: s)).compile(backend=spare)
+
+
+def test_actors_is_for_the_thread_backend_only(backend: RayBackend) -> None:
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: s).add_edge(ag.START, "a").add_edge("a", ag.END)
+    for actors in ("pooled", "threads"):
+        with pytest.raises(ag.ConfigError, match=f"actors='{actors}' is for the thread backend"):
+            g.compile(backend=backend, actors=actors)

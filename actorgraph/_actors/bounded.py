@@ -73,6 +73,7 @@ class BoundedPool(ABC):
         self._lock = threading.Lock()
         self._queue: deque[Order] = deque()
         self._closed = False
+        self.bound = vertex.concurrency  # attempts at once (a backend may lower a default it cannot afford)
 
     @abstractmethod
     def _used(self) -> int:
@@ -90,14 +91,14 @@ class BoundedPool(ABC):
         """
         if self._closed:
             raise closed_pool(self.vertex.name)
-        if self._used() < self.vertex.concurrency:
+        if self._used() < self.bound:
             return True
         self._queue.append(order)
         return False
 
     def _next_queued(self) -> Order | None:
         """The first waiting order, if the pool is open and a slot is free (with `_lock` held)."""
-        if self._closed or not self._queue or self._used() >= self.vertex.concurrency:
+        if self._closed or not self._queue or self._used() >= self.bound:
             return None
         return self._queue.popleft()
 

@@ -30,6 +30,7 @@ from actorgraph._actors.log import log
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
+from actorgraph._build.builder import ASYNC_CONCURRENCY, DEFAULT_CONCURRENCY
 from actorgraph._engine.task import Prepared, finish, prepare
 from actorgraph._model.errors import (
     ActorGraphError,
@@ -95,6 +96,8 @@ class RayPool(BoundedPool):
     ) -> None:
         """Prepare the pool (nothing runs until a task is submitted)."""
         super().__init__(spec, vertex, timer)
+        if vertex.concurrency == ASYNC_CONCURRENCY:  # no bound asked for: keep calls in flight bounded
+            self.bound = DEFAULT_CONCURRENCY  # (each holds its pickled state in Ray's object store)
         self.backend = backend
         self.group = group
         self._key = f"{id(vertex):x}:{vertex.name}"

@@ -452,3 +452,30 @@ def test_actors_is_for_the_thread_backend_only(backend: RayBackend) -> None:
     for actors in ("pooled", "threads"):
         with pytest.raises(ag.ConfigError, match=f"actors='{actors}' is for the thread backend"):
             g.compile(backend=backend, actors=actors)
+
+
+def test_an_async_vertex_without_a_bound_keeps_ray_calls_in_flight_bounded(backend: RayBackend) -> None:
+    """On threads an async vertex's awaits cost no thread and go unbounded; on Ray each call holds a
+    pickled state in the object store, so the driver keeps the thread pools' default of 32 in flight."""
+    seen = SharedDict({"running": 0, "most": 0})
+
+    async def work(state: dict[str, Any]) -> dict[str, Any]:
+        import asyncio
+
+        running = seen.add("running")
+        if running > seen.get("most", 0):
+            seen["most"] = running
+        await asyncio.sleep(0.05)
+        seen.add("running", -1)
+        return {"done": [state["item"]]}
+
+    g: ag.Graph = ag.Graph(returns="update", merge=by_key({"done": append}))
+    g.add_vertex("fan", lambda s: None)
+    g.add_vertex("work", work)
+    g.add_edge(ag.START, "fan")
+    g.add_conditional_edges("fan", lambda s: [ag.Send("work", {"item": i}) for i in range(60)])
+    g.add_edge("work", ag.END)
+    with g.compile(backend=backend) as app:
+        result = app.invoke({"done": []})
+    assert sorted(result.state["done"]) == list(range(60))
+    assert 1 < seen["most"] <= 32

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
@@ -64,6 +65,7 @@ def test_backend() -> Iterator[Any]:
     _warm_up(backend)
     original = ag.Graph.compile
 
+    @functools.wraps(original)  # the API reference reads compile's own signature and docstring
     def compile_on_ray(self: ag.Graph, *args: Any, **kwargs: Any) -> ag.CompiledGraph:
         kwargs.setdefault("backend", backend)
         return original(self, *args, **kwargs)
@@ -80,6 +82,7 @@ def _compiled_with(**defaults: Any) -> Iterator[None]:
     """Every `compile()` that names neither `backend=` nor these options gets `defaults`."""
     original = ag.Graph.compile
 
+    @functools.wraps(original)  # the API reference reads compile's own signature and docstring
     def compile_with(self: ag.Graph, *args: Any, **kwargs: Any) -> ag.CompiledGraph:
         if kwargs.get("backend") is None:
             for name, value in defaults.items():

@@ -42,12 +42,12 @@ class Runner:
 # -- actorgraph -----------------------------------------------------------------
 
 
-def ag_loop() -> Runner:
+def ag_loop(steps: int = LOOP) -> Runner:
     g: ag.Graph = ag.Graph()
     g.add_vertex("inc", lambda s: {"n": s["n"] + 1})
     g.add_edge(ag.START, "inc")
-    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < LOOP else ag.END)
-    return Runner(g, {"n": 0})
+    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < steps else ag.END)
+    return Runner(g, {"n": 0}, recursion_limit=steps + 10)
 
 
 def ag_chain() -> Runner:
@@ -60,9 +60,9 @@ def ag_chain() -> Runner:
     return Runner(g, {"n": 0})
 
 
-def ag_fan() -> Runner:
+def ag_fan(width: int = FAN) -> Runner:
     g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
-    names = [f"b{i}" for i in range(FAN)]
+    names = [f"b{i}" for i in range(width)]
     for i, name in enumerate(names):
         g.add_vertex(name, lambda s, i=i: {"results": [*s["results"], i]})
         g.add_edge(ag.START, name)
@@ -72,13 +72,13 @@ def ag_fan() -> Runner:
     return Runner(g, {"results": []})
 
 
-def ag_sends() -> Runner:
+def ag_sends(width: int = SENDS) -> Runner:
     g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
     g.add_vertex("split", lambda s: s)
     g.add_vertex("work", lambda s: {"results": [s["item"] * 2]}, returns="update")  # the payload is its input
     g.add_vertex("reduce", lambda s: s)
     g.add_edge(ag.START, "split")
-    g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(SENDS)], ["work"])
+    g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(width)], ["work"])
     g.add_edge("work", "reduce")
     g.add_edge("reduce", ag.END)
     return Runner(g, {"results": []})
@@ -145,14 +145,14 @@ def _lg() -> Any:
     return StateGraph, START, END
 
 
-def lg_loop() -> Callable[[], object]:
+def lg_loop(steps: int = LOOP) -> Callable[[], object]:
     StateGraph, START, END = _lg()
     g = StateGraph(N)
     g.add_node("inc", lambda s: {"n": s["n"] + 1})
     g.add_edge(START, "inc")
-    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < LOOP else END)
+    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < steps else END)
     app = g.compile()
-    return lambda: app.invoke({"n": 0}, {"recursion_limit": LOOP + 10})
+    return lambda: app.invoke({"n": 0}, {"recursion_limit": steps + 10})
 
 
 def lg_chain() -> Callable[[], object]:
@@ -167,10 +167,10 @@ def lg_chain() -> Callable[[], object]:
     return lambda: app.invoke({"n": 0}, {"recursion_limit": CHAIN + 10})
 
 
-def lg_fan() -> Callable[[], object]:
+def lg_fan(width: int = FAN) -> Callable[[], object]:
     StateGraph, START, END = _lg()
     g = StateGraph(R)
-    names = [f"b{i}" for i in range(FAN)]
+    names = [f"b{i}" for i in range(width)]
     for i, name in enumerate(names):
         g.add_node(name, lambda s, i=i: {"results": [i]})
         g.add_edge(START, name)
@@ -181,7 +181,7 @@ def lg_fan() -> Callable[[], object]:
     return lambda: app.invoke({"results": []})
 
 
-def lg_sends() -> Callable[[], object]:
+def lg_sends(width: int = SENDS) -> Callable[[], object]:
     from langgraph.types import Send
 
     StateGraph, START, END = _lg()
@@ -190,7 +190,7 @@ def lg_sends() -> Callable[[], object]:
     g.add_node("work", lambda s: {"results": [s["item"] * 2]})
     g.add_node("reduce", lambda s: {})
     g.add_edge(START, "split")
-    g.add_conditional_edges("split", lambda s: [Send("work", {"item": i}) for i in range(SENDS)])
+    g.add_conditional_edges("split", lambda s: [Send("work", {"item": i}) for i in range(width)])
     g.add_edge("work", "reduce")
     g.add_edge("reduce", END)
     app = g.compile()

@@ -17,119 +17,19 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import operator
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import actorgraph as ag
 from actorgraph.checkpoint import SqliteCheckpointer
-from actorgraph.merge import append, by_key
+from benchmarks.core import ag_fan, ag_loop, ag_sends, lg_fan, lg_loop, lg_sends
 from benchmarks.harness import median_seconds
 
 __all__ = ["main"]
 
 HAVE_LANGGRAPH = importlib.util.find_spec("langgraph") is not None
-
-
-class N(TypedDict):
-    n: int
-
-
-class R(TypedDict, total=False):
-    results: Annotated[list[int], operator.add]
-    item: int
-
-
-def _loop(steps: int) -> Callable[[], object]:
-    g: ag.Graph = ag.Graph()
-    g.add_vertex("inc", lambda s: {"n": s["n"] + 1})
-    g.add_edge(ag.START, "inc")
-    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < steps else ag.END)
-    app = g.compile()
-    return _closing(app, lambda: app.invoke({"n": 0}, recursion_limit=steps + 10))
-
-
-def _lg_loop(steps: int) -> Callable[[], object]:
-    from langgraph.graph import END, START, StateGraph
-
-    g = StateGraph(N)
-    g.add_node("inc", lambda s: {"n": s["n"] + 1})
-    g.add_edge(START, "inc")
-    g.add_conditional_edges("inc", lambda s: "inc" if s["n"] < steps else END)
-    app = g.compile()
-    return lambda: app.invoke({"n": 0}, {"recursion_limit": steps + 10})
-
-
-def _fan(width: int) -> Callable[[], object]:
-    g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
-    names = [f"b{i}" for i in range(width)]
-    for i, name in enumerate(names):
-        g.add_vertex(name, lambda s, i=i: {"results": [*s["results"], i]})
-        g.add_edge(ag.START, name)
-    g.add_vertex("join", lambda s: s)
-    g.add_edge(names, "join")
-    g.add_edge("join", ag.END)
-    app = g.compile()
-    return _closing(app, lambda: app.invoke({"results": []}))
-
-
-def _lg_fan(width: int) -> Callable[[], object]:
-    from langgraph.graph import END, START, StateGraph
-
-    g = StateGraph(R)
-    names = [f"b{i}" for i in range(width)]
-    for i, name in enumerate(names):
-        g.add_node(name, lambda s, i=i: {"results": [i]})
-        g.add_edge(START, name)
-    g.add_node("join", lambda s: {})
-    g.add_edge(names, "join")
-    g.add_edge("join", END)
-    app = g.compile()
-    return lambda: app.invoke({"results": []})
-
-
-def _sends(width: int) -> Callable[[], object]:
-    g: ag.Graph = ag.Graph(merge=by_key({"results": append}))
-    g.add_vertex("split", lambda s: s)
-    g.add_vertex("work", lambda s: {"results": [s["item"] * 2]}, returns="update")
-    g.add_edge(ag.START, "split")
-    g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(width)], ["work"])
-    g.add_edge("work", ag.END)
-    app = g.compile()
-    return _closing(app, lambda: app.invoke({"results": []}))
-
-
-def _lg_sends(width: int) -> Callable[[], object]:
-    from langgraph.graph import END, START, StateGraph
-    from langgraph.types import Send
-
-    g = StateGraph(R)
-    g.add_node("split", lambda s: {})
-    g.add_node("work", lambda s: {"results": [s["item"] * 2]})
-    g.add_edge(START, "split")
-    g.add_conditional_edges("split", lambda s: [Send("work", {"item": i}) for i in range(width)], ["work"])
-    g.add_edge("work", END)
-    app = g.compile()
-    return lambda: app.invoke({"results": []})
-
-
-class _Closing:
-    """A run function that also closes its compiled graph."""
-
-    def __init__(self, app: ag.CompiledGraph[Any], run: Callable[[], object]) -> None:
-        self.app, self.run = app, run
-
-    def __call__(self) -> object:
-        return self.run()
-
-    def close(self) -> None:
-        self.app.close()
-
-
-def _closing(app: ag.CompiledGraph[Any], run: Callable[[], object]) -> _Closing:
-    return _Closing(app, run)
 
 
 def _per_unit(make: Callable[[int], Callable[[], object]], n: int, repeat: int) -> float:
@@ -247,11 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     sends = [10, 1_000] if quick else [10, 1_000, 10_000]
     stores = [10, 100] if quick else [10, 1_000, 10_000]
     states = [1 << 10, 1 << 20] if quick else [1 << 10, 1 << 20, 10 << 20, 100 << 20]
-    print(_table("Supersteps per run (a loop of one vertex)", "superstep", steps, _loop, _lg_loop, repeat))
+    print(_table("Supersteps per run (a loop of one vertex)", "superstep", steps, ag_loop, lg_loop, repeat))
     print()
-    print(_table("Width: a fan-out to distinct vertices and a join", "branch", widths, _fan, _lg_fan, repeat))
+    print(
+        _table("Width: a fan-out to distinct vertices and a join", "branch", widths, ag_fan, lg_fan, repeat)
+    )
     print()
-    print(_table("Width: Send to one vertex", "Send", sends, _sends, _lg_sends, repeat))
+    print(_table("Width: Send to one vertex", "Send", sends, ag_sends, lg_sends, repeat))
     print()
     print(_store_table(stores, repeat))
     print()

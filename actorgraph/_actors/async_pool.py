@@ -26,7 +26,7 @@ from typing import Any
 
 from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.messages import Done, Order
-from actorgraph._actors.pool import done_of, failed_result, report
+from actorgraph._actors.pool import cancel_soon, done_of, failed_result, report
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import run_attempt_async
 from actorgraph._model.errors import RunCancelledError, VertexActorDiedError
@@ -105,7 +105,7 @@ class AsyncPool(BoundedPool):
             task = self._tasks.pop(token)
             following = self._take_next()
         if task is not None and self._events is not None:
-            self._events.call(_cancel, task)
+            cancel_soon(self._events.loop, task)
         self._begin_soon(following)
         return True
 
@@ -172,8 +172,9 @@ class AsyncPool(BoundedPool):
             started = TaskStarted(order.run_id, env.thread_id, task.step, task.id, task.vertex, order.attempt)
             env.listen(started)
         current = asyncio.current_task()
+        assert current is not None  # noqa: S101 - this coroutine runs as a task
         loop = asyncio.get_running_loop()
-        forget = order.cancel.on_set(lambda: _cancel_soon(loop, current))
+        forget = order.cancel.on_set(lambda: cancel_soon(loop, current))
         handle = self._arm(order) if self.vertex.timeout is not None else None
         try:
             result = await run_attempt_async(self.spec, task, order.attempt, order.env, failure=order.failure)
@@ -197,14 +198,3 @@ def _died(order: Order, exc: BaseException) -> VertexActorDiedError:
     )
     died.__cause__ = exc
     return died
-
-
-def _cancel(task: asyncio.Task[Any]) -> None:
-    task.cancel()
-
-
-def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any] | None) -> None:
-    """Cancel `task` from any thread (the loop may have closed meanwhile)."""
-    if task is not None:
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(task.cancel)

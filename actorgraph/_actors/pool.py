@@ -42,7 +42,15 @@ from actorgraph.events import TaskStarted
 if TYPE_CHECKING:
     import asyncio
 
-__all__ = ["PooledVertexActor", "VertexActor", "VertexPool", "done_of", "failed_result", "report"]
+__all__ = [
+    "PooledVertexActor",
+    "VertexActor",
+    "VertexPool",
+    "cancel_soon",
+    "done_of",
+    "failed_result",
+    "report",
+]
 
 
 class VertexPool(BoundedPool):
@@ -317,7 +325,7 @@ def failed_result(order: Order, exc: BaseException, *, retryable: bool = False) 
     return VertexResult.failure(order.task, order.attempt, ErrorInfo.from_exception(exc, retryable=retryable))
 
 
-def _cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any]) -> None:
+def cancel_soon(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any]) -> None:
     """Cancel `task` from another thread (the loop may have closed meanwhile)."""
     with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(task.cancel)
@@ -329,7 +337,7 @@ async def _awaited(awaitable: Awaitable[Any], cancel: Cancellation) -> Any:
 
     task = asyncio.ensure_future(awaitable)
     loop = asyncio.get_running_loop()
-    forget = cancel.on_set(lambda: _cancel_soon(loop, task))
+    forget = cancel.on_set(lambda: cancel_soon(loop, task))
     try:
         return await task
     except asyncio.CancelledError:

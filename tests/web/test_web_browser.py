@@ -38,11 +38,6 @@ TOKEN = "browser-test-token-0123456789"  # noqa: S105 - a test token
 OK_FILL = _STYLES["ok"][0]  # the fill colour draw.py gives a vertex whose last task was ok
 
 
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
 # -- the browser: one per module ------------------------------------------------------------------
 
 

@@ -4,39 +4,19 @@ script's not a browser session's; sessions are random per login, and odd cookies
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-import web_graphs
 from web_http import Http, field_of, served
 
 import actorgraph as ag
-from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.web import app
 
 pytestmark = pytest.mark.timeout(60)
 
 TOKEN = "csrf-test-token-0123456789"  # noqa: S105 - a test token
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
-@pytest.fixture
-def graph(tmp_path: Path) -> Iterator[ag.CompiledGraph[Any]]:
-    with (
-        SqliteCheckpointer(tmp_path / "runs.db") as store,
-        web_graphs.approval.compile(store, context={"dir": os.environ["WEB_TEST_DIR"]}) as compiled,
-    ):
-        compiled.invoke({"topic": "x"}, thread_id="t1")
-        yield compiled
 
 
 def logged_in(port: int) -> Http:

@@ -52,11 +52,6 @@ DAMAGES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
 def damage(db: Path, thread_id: str, how: Any) -> str:
     """Rewrite the thread's newest checkpoint record in the SQLite file; its checkpoint id."""
     with sqlite3.connect(db) as connection:

@@ -4,9 +4,8 @@ loopback name, its bound address or an allowed name, and refuses `Host: evil.exa
 
 from __future__ import annotations
 
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -21,21 +20,6 @@ from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.web import app
 
 pytestmark = pytest.mark.timeout(60)
-
-
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
-@pytest.fixture
-def graph(tmp_path: Path) -> Iterator[ag.CompiledGraph[Any]]:
-    with (
-        SqliteCheckpointer(tmp_path / "runs.db") as store,
-        web_graphs.approval.compile(store, context={"dir": os.environ["WEB_TEST_DIR"]}) as compiled,
-    ):
-        compiled.invoke({"topic": "x"}, thread_id="t1")
-        yield compiled
 
 
 def up(call: Callable[[], Reply]) -> Reply:

@@ -49,11 +49,6 @@ TRICKY = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
 @pytest.fixture
 def graph(tmp_path: Path) -> Iterator[ag.CompiledGraph[Any]]:
     with (

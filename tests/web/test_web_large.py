@@ -27,11 +27,6 @@ PAGE = 200_000  # bytes a page may have, whatever the size of the values it show
 TOKEN = "large-test-token-0123456789"  # noqa: S105 - a test token
 
 
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One SQLite file for the module: a 50 MB state, a 50 MB question, and a question of many keys."""

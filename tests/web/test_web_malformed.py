@@ -22,11 +22,6 @@ from actorgraph.web import app
 pytestmark = pytest.mark.timeout(90)
 
 
-@pytest.fixture(autouse=True)
-def _folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("WEB_TEST_DIR", str(tmp_path))
-
-
 @pytest.fixture
 def graph(tmp_path: Path) -> Iterator[ag.CompiledGraph[Any]]:
     with (

@@ -37,8 +37,14 @@ CREATE TABLE IF NOT EXISTS actorgraph_answers (
 );
 CREATE TABLE IF NOT EXISTS actorgraph_metadata (
     thread_id {key} NOT NULL, key {key} NOT NULL, value {text} NOT NULL, PRIMARY KEY (thread_id, key)
-)
+);
+CREATE INDEX IF NOT EXISTS actorgraph_threads_by_status
+    ON actorgraph_threads (status, updated_at DESC, thread_id);
+CREATE INDEX IF NOT EXISTS actorgraph_threads_by_time
+    ON actorgraph_threads (updated_at DESC, thread_id)
 """
+# The two indexes give `threads()` its pages in order (with or without a status); a database made
+# before them gets them when a writable store opens it (every statement here runs on open).
 
 
 @dataclass(frozen=True, slots=True)

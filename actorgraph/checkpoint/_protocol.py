@@ -219,10 +219,24 @@ class Checkpointer(Protocol):
         """
         ...
 
-    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first.
+    def threads(
+        self, *, status: str | None = None, limit: int | None = None, after: ThreadInfo | None = None
+    ) -> list[ThreadInfo]:
+        """The threads (with that status, if given), most recently updated first, a page at a time.
+
+        The order is `updated_at` descending, then `thread_id` ascending, and a
+        database store reads it from an index, so a page costs the same in a
+        store of ten threads or of a million.
 
         The threads of subgraphs' runs, named `parent|namespace`, are left out.
+
+        Args:
+            status: only the threads with this status.
+            limit: at most this many (None: all of them).
+            after: only the threads listed after this one: pass the last of a
+                page to get the next page (keyset pagination, so a thread
+                updated meanwhile moves to the front rather than being listed twice
+                on later pages).
         """
         ...
 

@@ -24,8 +24,8 @@ from actorgraph.checkpoint._store import (
     StoreBase,
     already_stored,
     cas_refused,
-    check_history_limit,
     check_keep,
+    check_limit,
     check_schema,
     check_stored_thread_id,
     decode_refs,
@@ -37,7 +37,7 @@ from actorgraph.checkpoint._store import (
     unused_blobs,
 )
 
-__all__ = ["Conn", "SqlStore"]
+__all__ = ["Conn", "SqlStore", "history_query", "threads_query"]
 
 _T = TypeVar("_T")
 
@@ -257,32 +257,26 @@ class SqlStore(SqlAnswers, StoreBase):
             limit: at most this many.
             before: only checkpoints whose id sorts before this one.
         """
-        check_history_limit(limit)
-        m = self.dialect.mark
-        sql, args = self.sql.select_row, [thread_id]
-        if before is not None:
-            sql += f" AND checkpoint_id < {m}"
-            args.append(before)
-        sql += " ORDER BY checkpoint_id DESC"
-        if limit is not None:
-            sql += f" LIMIT {m}"
-            args.append(limit)  # type: ignore[arg-type]
+        check_limit(limit)
+        sql, args = history_query(
+            self.sql.select_row, self.dialect.mark, thread_id, limit=limit, before=before
+        )
         found = self._read(f"reading the history of thread {thread_id!r}", sql, args)
         return [decode_row(r) for r in found]
 
-    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first.
+    def threads(
+        self, *, status: str | None = None, limit: int | None = None, after: ThreadInfo | None = None
+    ) -> list[ThreadInfo]:
+        """The threads (with that status, if given), most recently updated first, a page at a time.
 
         The threads of subgraphs' runs (their ids contain `|`) are not listed.
+        A page is read in the order of an index (`actorgraph_threads_by_status`
+        or `actorgraph_threads_by_time`), so its cost does not grow with the
+        store. See `Checkpointer.threads` for `limit` and `after`.
         """
-        m = self.dialect.mark
-        where, args = ("", [f"%{NS}%"]) if status is None else (f" AND status = {m}", [f"%{NS}%", status])
-        sql = (
-            "SELECT thread_id, head, status, updated_at FROM actorgraph_threads"  # noqa: S608
-            f" WHERE thread_id NOT LIKE {m}{where}"
-        )
-        found = self._read("listing threads", f"{sql} ORDER BY updated_at DESC, thread_id", args)
-        return [ThreadInfo(*r) for r in found]
+        check_limit(limit, "threads")
+        sql, args = threads_query(self.dialect.mark, status=status, limit=limit, after=after)
+        return [ThreadInfo(*r) for r in self._read("listing threads", sql, args)]
 
     def delete_thread(self, thread_id: str) -> None:
         """Remove a thread: its checkpoints, writes and blobs, and its subgraphs' threads (`thread|...`).
@@ -344,3 +338,46 @@ def _write_rows(thread_id: str, checkpoint_id: str, writes: Sequence[WriteRow]) 
     """The rows of task results stored against a checkpoint (the last one for a task id wins)."""
     latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
     return [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]
+
+
+def threads_query(
+    m: str, *, status: str | None, limit: int | None, after: ThreadInfo | None
+) -> tuple[str, list[Any]]:
+    """The statement (with placeholder `m`) and arguments of one page of `threads()`.
+
+    It reads `actorgraph_threads_by_status` (with a status) or
+    `actorgraph_threads_by_time` in order; `after` is a range of that index
+    (keyset), never an offset counted through.
+    """
+    sql = f"SELECT thread_id, head, status, updated_at FROM actorgraph_threads WHERE thread_id NOT LIKE {m}"  # noqa: S608
+    args: list[Any] = [f"%{NS}%"]
+    if status is not None:
+        sql += f" AND status = {m}"
+        args.append(status)
+    if after is not None:
+        sql += f" AND updated_at <= {m} AND NOT (updated_at = {m} AND thread_id <= {m})"
+        args += [after.updated_at, after.updated_at, after.thread_id]
+    sql += " ORDER BY updated_at DESC, thread_id"
+    if limit is not None:
+        sql += f" LIMIT {m}"
+        args.append(limit)
+    return sql, args
+
+
+def history_query(
+    select_row: str, m: str, thread_id: str, *, limit: int | None, before: str | None
+) -> tuple[str, list[Any]]:
+    """The statement (with placeholder `m`) and arguments of one page of `history()`.
+
+    It reads the primary key of `actorgraph_checkpoints` backwards from `before`
+    (or from the newest), so a page costs the same however long the thread is.
+    """
+    sql, args = select_row, list[Any]([thread_id])
+    if before is not None:
+        sql += f" AND checkpoint_id < {m}"
+        args.append(before)
+    sql += " ORDER BY checkpoint_id DESC"
+    if limit is not None:
+        sql += f" LIMIT {m}"
+        args.append(limit)
+    return sql, args

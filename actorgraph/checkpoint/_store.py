@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self, cast
 
 from actorgraph._model.errors import CheckpointError, ConfigError
-from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer
+from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo
 
 __all__ = [
     "META_VERSION_KEY",
@@ -26,8 +26,8 @@ __all__ = [
     "already_stored",
     "bad_schema",
     "cas_refused",
-    "check_history_limit",
     "check_keep",
+    "check_limit",
     "check_metadata",
     "check_schema",
     "check_stored_thread_id",
@@ -39,6 +39,7 @@ __all__ = [
     "newer_schema",
     "now",
     "prune_plan",
+    "thread_order",
     "unknown_checkpoint",
     "unused_blobs",
 ]
@@ -222,10 +223,15 @@ def check_metadata(values: Mapping[str, str]) -> dict[str, str]:
     return checked
 
 
-def check_history_limit(limit: int | None) -> None:
-    """Refuse a negative `history(limit=...)`."""
+def check_limit(limit: int | None, call: str = "history") -> None:
+    """Refuse a negative `history(limit=...)` or `threads(limit=...)` (`call` names which)."""
     if limit is not None and limit < 0:
-        raise ConfigError(f"history(limit={limit}): limit must be 0 or more, or None for no limit.")
+        raise ConfigError(f"{call}(limit={limit}): limit must be 0 or more, or None for no limit.")
+
+
+def thread_order(info: ThreadInfo) -> tuple[float, str]:
+    """The sort key of `threads()`: most recently updated first, then by thread id."""
+    return (-info.updated_at, info.thread_id)
 
 
 def prune_plan(ids: Sequence[str], head: str, keep: int) -> list[str]:

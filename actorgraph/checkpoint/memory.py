@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import heapq
+import operator
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,13 +23,14 @@ from actorgraph.checkpoint._store import (
     StoreBase,
     already_stored,
     cas_refused,
-    check_history_limit,
     check_keep,
+    check_limit,
     check_metadata,
     check_stored_thread_id,
     moved_on,
     now,
     prune_plan,
+    thread_order,
     unknown_checkpoint,
 )
 
@@ -188,29 +191,38 @@ class MemoryCheckpointer(StoreBase):
             limit: at most this many.
             before: only checkpoints whose id sorts before this one.
         """
-        check_history_limit(limit)
+        check_limit(limit)
         with self._lock:
             thread = self._open().get(thread_id)
             rows = [] if thread is None else list(thread.checkpoints.values())
-        rows.sort(key=lambda r: r.checkpoint_id, reverse=True)
         if before is not None:
             rows = [r for r in rows if r.checkpoint_id < before]
-        return rows if limit is None else rows[:limit]
+        newest = operator.attrgetter("checkpoint_id")
+        if limit is None:
+            return sorted(rows, key=newest, reverse=True)
+        return heapq.nlargest(limit, rows, key=newest)
 
-    def threads(self, *, status: str | None = None) -> list[ThreadInfo]:
-        """Every thread (with that status, if given), most recently updated first.
+    def threads(
+        self, *, status: str | None = None, limit: int | None = None, after: ThreadInfo | None = None
+    ) -> list[ThreadInfo]:
+        """The threads (with that status, if given), most recently updated first, a page at a time.
 
         The threads of subgraphs' runs (their ids contain `|`) are not listed.
+        See `Checkpointer.threads` for `limit` and `after`.
         """
+        check_limit(limit, "threads")
         with self._lock:
             infos = [
                 ThreadInfo(thread_id, t.head, t.status, t.updated_at)
                 for thread_id, t in self._open().items()
                 if (status is None or t.status == status) and NS not in thread_id
             ]
-        infos.sort(key=lambda i: i.thread_id)
-        infos.sort(key=lambda i: i.updated_at, reverse=True)
-        return infos
+        if after is not None:
+            start = thread_order(after)
+            infos = [i for i in infos if thread_order(i) > start]
+        if limit is not None:
+            return heapq.nsmallest(limit, infos, key=thread_order)
+        return sorted(infos, key=thread_order)
 
     def claim_answers(
         self, thread_id: str, expect_head: str, answers: Sequence[AnswerRow]

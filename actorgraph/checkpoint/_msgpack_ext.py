@@ -150,11 +150,34 @@ class Codec:
             PYDANTIC: self._load_pydantic,
         }
 
-    def pack(self, value: Any) -> bytes:
-        """Msgpack bytes for `value`; raises `Refused` for what could not be loaded back."""
-        return msgpack.packb(  # type: ignore[no-any-return]
-            value, default=self.default, use_bin_type=True, strict_types=True, unicode_errors="surrogatepass"
+    def pack(self, value: Any, prefix: bytes = b"") -> bytes:
+        """`prefix` and the msgpack bytes of `value`; raises `Refused` for what could not be loaded back.
+
+        The bytes are built in the packer's buffer and copied out once, with the
+        prefix: a value of N bytes costs two buffers of N, not four (a str
+        encoded apart, the packer's result, then the prefix added). Buffers
+        above 32 MiB are fresh pages on every call, so each copy saved there
+        is time saved in proportion. Strings are encoded straight from their
+        UTF-8 form; only a str with lone surrogates (which strict UTF-8
+        refuses) is packed again with "surrogatepass", the same bytes the
+        first pass would give any other string.
+        """
+        try:
+            return self._pack(value, prefix, None)
+        except UnicodeEncodeError:
+            return self._pack(value, prefix, "surrogatepass")
+
+    def _pack(self, value: Any, prefix: bytes, unicode_errors: str | None) -> bytes:
+        packer = msgpack.Packer(
+            default=self.default,
+            use_bin_type=True,
+            strict_types=True,
+            unicode_errors=unicode_errors,
+            autoreset=False,
         )
+        packer.pack(value)
+        with packer.getbuffer() as packed:
+            return b"".join((prefix, packed))
 
     def unpack(self, data: bytes | memoryview) -> Any:
         """The value of msgpack bytes written by `pack`, or `SerializationError`."""

@@ -130,7 +130,7 @@ class MsgpackSerializer:
                 `path` attribute says which part).
         """
         try:
-            return _MSGPACK_MAGIC + self._codec.pack(value)
+            return self._codec.pack(value, _MSGPACK_MAGIC)
         except (Refused, ValueError, TypeError, OverflowError, RecursionError) as exc:
             raise self._refusal(value, exc) from (None if isinstance(exc, Refused) else exc)
 

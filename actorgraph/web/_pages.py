@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from actorgraph import ActorGraphError, Interrupt, Snapshot, ThreadNotFoundError, VertexResult
 from actorgraph._api.text import dumps
-from actorgraph.checkpoint import CheckpointRow, ThreadInfo
+from actorgraph.checkpoint import Checkpointer, CheckpointRow, ThreadInfo
 from actorgraph.web._ids import segment
 from actorgraph.web._picture import has_dot, svg
 from actorgraph.web._site import Site, site_of
@@ -27,6 +27,7 @@ from actorgraph.web._values import as_json, json_bytes, size_text
 __all__ = [
     "HISTORY",
     "INBOX_ROWS",
+    "SEARCH_PAGE",
     "STATUSES",
     "graph_svg",
     "inbox",
@@ -39,6 +40,7 @@ __all__ = [
 
 STATUSES = ("interrupted", "error", "running", "done", "all")
 INBOX_ROWS = 200  # threads the inbox lists at once (search for others)
+SEARCH_PAGE = 1000  # threads a search of ids reads from the store at a time
 HISTORY = 50  # checkpoints a thread page shows (and reads its timeline from)
 STATUS_STATE = 256 * 1024  # characters of a state that status.json carries; larger ones are linked
 
@@ -76,12 +78,31 @@ def _row(site: Site, info: ThreadInfo) -> Waiting | None:
         return Waiting(info, (), _unreadable(info, exc))
 
 
-def _inbox_rows(site: Site, status: str, q: str) -> tuple[list[Waiting], int]:
-    infos = site.store.threads(status=None if status == "all" else status)
-    matching = [i for i in infos if not q or q.lower() in i.thread_id.lower()]
-    matching.sort(key=lambda i: i.updated_at, reverse=True)
+def _listed(store: Checkpointer, status: str | None, q: str) -> list[ThreadInfo]:
+    """Up to `INBOX_ROWS` + 1 threads (newest first) whose ids contain `q`, read a page at a time.
+
+    Without a search this is one page of the store's index, whatever the number
+    of threads; a search reads pages of `SEARCH_PAGE` until it has found enough
+    (or read them all).
+    """
+    if not q:
+        return store.threads(status=status, limit=INBOX_ROWS + 1)
+    found: list[ThreadInfo] = []
+    after: ThreadInfo | None = None
+    while len(found) <= INBOX_ROWS:
+        page = store.threads(status=status, limit=SEARCH_PAGE, after=after)
+        found += [info for info in page if q.lower() in info.thread_id.lower()]
+        if len(page) < SEARCH_PAGE:
+            break
+        after = page[-1]
+    return found[: INBOX_ROWS + 1]
+
+
+def _inbox_rows(site: Site, status: str, q: str) -> tuple[list[Waiting], bool]:
+    """The inbox's rows, and whether more threads match than it shows."""
+    matching = _listed(site.store, None if status == "all" else status, q)
     rows = [row for info in matching[:INBOX_ROWS] if (row := _row(site, info)) is not None]
-    return rows, len(matching)
+    return rows, len(matching) > INBOX_ROWS
 
 
 async def inbox(request: Request) -> Response:
@@ -92,8 +113,8 @@ async def inbox(request: Request) -> Response:
     if status not in STATUSES:
         message = f"unknown status {status[:40]!r}; one of {', '.join(STATUSES)}"
         return site.problem(request, 400, "Unknown status", message)
-    rows, found = await run_in_threadpool(_inbox_rows, site, status, q)
-    return site.page(request, "inbox.html", rows=rows, found=found, status=status, q=q, statuses=STATUSES)
+    rows, more = await run_in_threadpool(_inbox_rows, site, status, q)
+    return site.page(request, "inbox.html", rows=rows, more=more, status=status, q=q, statuses=STATUSES)
 
 
 def _timeline(history: list[Snapshot[Any]]) -> list[tuple[int, VertexResult]]:

@@ -22,7 +22,7 @@ from actorgraph._api.text import duration, interrupt_record, question
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
 from actorgraph.checkpoint._load import load
 from actorgraph.cli._codes import DONE
-from actorgraph.cli._console import cell, print_json, stdout
+from actorgraph.cli._console import cell, print_json, stderr, stdout
 from actorgraph.cli._exits import guarded
 from actorgraph.cli._opened import open_store, opened
 from actorgraph.cli._options import (
@@ -36,9 +36,10 @@ from actorgraph.cli._options import (
 )
 from actorgraph.cli._outcome import cut_short
 
-__all__ = ["ago", "store_of", "table", "threads"]
+__all__ = ["LIMIT", "ago", "store_of", "table", "threads"]
 
 _STATUSES = ("interrupted", "error", "done", "running")
+LIMIT = 100  # threads listed unless --limit says otherwise
 _PROBLEM = 300  # characters of what is wrong with a thread, in the table (--json has it whole)
 
 
@@ -120,20 +121,32 @@ def _threads_table(entries: list[_Entry], now: float, since: str) -> Table:
     ],
 )
 @click.option("--status", type=click.Choice(_STATUSES), help="Only the threads with this status.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=LIMIT,
+    show_default=True,
+    help="List at most this many (the newest); 0 for all of them.",
+)
 @graph_option(required=False)
 @store_options
 @output_options
 @guarded
-def threads(*, status: str | None, graph: GraphChoice | None, store: StoreChoice, out: Output) -> int:
+def threads(
+    *, status: str | None, limit: int, graph: GraphChoice | None, store: StoreChoice, out: Output
+) -> int:
     """List the threads in the store, most recently updated first.
 
     With --status interrupted it is the inbox: each question waiting, its vertex,
     and how long it has waited. No graph is loaded (-g only to use a compiled
     graph's own store). A thread that cannot be read is listed with what is wrong.
+    Only the newest --limit threads are read; the listing says when there are more.
     """
     now = time.time()
     with store_of(graph, store) as checkpointer:
-        entries = [_entry(checkpointer, info) for info in checkpointer.threads(status=status)]
+        infos = checkpointer.threads(status=status, limit=limit + 1 if limit else None)
+        more = bool(limit) and len(infos) > limit
+        entries = [_entry(checkpointer, info) for info in (infos[:limit] if more else infos)]
     if out.json:
         print_json([_thread_record(entry, now) for entry in entries])
     elif not entries:
@@ -142,6 +155,9 @@ def threads(*, status: str | None, graph: GraphChoice | None, store: StoreChoice
         stdout.print(_threads_table(entries, now, "waiting" if status == "interrupted" else "updated"))
         if any(entry.pending for entry in entries):
             stdout.print("answer with: actorgraph answer THREAD VALUE [--id INTERRUPT_ID]")
+    if more:
+        shown = f"the {limit} most recently updated" + (f" {status}" if status else "")
+        stderr.print(f"listed {shown} threads; there are more: raise --limit (0 lists all) or use --status")
     return DONE
 
 

@@ -175,7 +175,7 @@ class GraphBuilder(Generic[S]):
         self.pause_before: tuple[str, ...] = ()  # compile()'s default breakpoints (a graph file's)
         self.pause_after: tuple[str, ...] = ()
         self._vertices: dict[str, _Vertex] = {}
-        self._edges: list[tuple[str, str]] = []
+        self._edges: dict[tuple[str, str], None] = {}  # in order; finds an edge added twice in O(1)
         self._joins: list[tuple[tuple[str, ...], str]] = []
         self._routers: list[_Router] = []
 
@@ -239,7 +239,7 @@ class GraphBuilder(Generic[S]):
             if (src, dst) in self._edges:
                 msg = f"edge {src!r} -> {dst!r} was added twice"
                 raise GraphValidationError(msg)
-            self._edges.append((src, dst))
+            self._edges[src, dst] = None
             return self
         return self._add_join(tuple(src), dst, call)
 

@@ -17,34 +17,24 @@ from typing import Any
 
 import pykka
 
+from actorgraph._actors.bounded import Joinable
+from actorgraph._actors.dispatcher import Dispatcher, PooledActor, running_actor
 from actorgraph._actors.handle import settle
 from actorgraph._actors.messages import CancelRun, Done, Launch, StartRun, TimedOut
 from actorgraph._actors.run import Run
 from actorgraph._actors.start import build_run
 from actorgraph._model.errors import ActorGraphError
 
-__all__ = ["CoordinatorActor", "CoordinatorPool"]
+__all__ = ["CoordinatorActor", "CoordinatorPool", "PooledCoordinatorActor"]
 
 
-class CoordinatorActor(pykka.ThreadingActor):
-    """Drives the runs it was given; one thread, many runs."""
+class _Coordinating(pykka.Actor):
+    """What a coordinator does, whichever thread runs it: drive the runs it was given."""
 
-    use_daemon_thread = True
-
-    @staticmethod
-    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
-        return queue.SimpleQueue()
-
-    def __init__(self, pool: CoordinatorPool, born: list[CoordinatorActor]) -> None:
-        super().__init__()
+    def _join(self, pool: CoordinatorPool, born: list[_Coordinating]) -> None:
         born.append(self)
         self.pool = pool
         self.runs: dict[str, Run] = {}
-        self.thread: threading.Thread | None = None
-
-    def on_start(self) -> None:
-        """Remember the thread, so `close()` can wait for it to end."""
-        self.thread = threading.current_thread()
 
     def on_receive(self, message: Any) -> None:
         """Route a message to the run it concerns; contain anything that escapes."""
@@ -139,6 +129,34 @@ class CoordinatorActor(pykka.ThreadingActor):
             self.pool.release(self, launch)
 
 
+class CoordinatorActor(_Coordinating, pykka.ThreadingActor):
+    """A coordinator on a thread of its own (the thread design)."""
+
+    use_daemon_thread = True
+
+    @staticmethod
+    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
+        return queue.SimpleQueue()
+
+    def __init__(self, pool: CoordinatorPool, born: list[_Coordinating]) -> None:
+        pykka.ThreadingActor.__init__(self)
+        self._join(pool, born)
+        self.thread: threading.Thread | None = None
+
+    def on_start(self) -> None:
+        """Remember the thread, so `close()` can wait for it to end."""
+        self.thread = threading.current_thread()
+
+
+class PooledCoordinatorActor(_Coordinating, PooledActor):
+    """A coordinator on the dispatcher's schedulers: a vertex it orders runs next on the same thread."""
+
+    def __init__(self, pool: CoordinatorPool, born: list[_Coordinating]) -> None:
+        assert pool.dispatcher is not None  # noqa: S101 - only pooled coordinator pools make these
+        PooledActor.__init__(self, pool.dispatcher)
+        self._join(pool, born)
+
+
 CLOSED = "the compiled graph was closed while this run was going; compile the graph again and"
 
 
@@ -169,12 +187,15 @@ def _stopped(launch: Launch) -> None:
 class CoordinatorPool:
     """Up to `size` coordinators; a new run goes to the least busy one."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, dispatcher: Dispatcher | None = None) -> None:
+        """No coordinator yet (they start with the first runs); with `dispatcher`, they are pooled."""
         self.size = size
+        self.dispatcher = dispatcher
+        self._claimed = False  # holds a claim on the dispatcher (from its first coordinator to stop())
         self._lock = threading.Lock()
-        self._load: dict[CoordinatorActor, int] = {}
-        self._all: list[CoordinatorActor] = []
-        self._live: dict[str, tuple[Launch, CoordinatorActor]] = {}  # by run id: given, not yet ended
+        self._load: dict[_Coordinating, int] = {}
+        self._all: list[_Coordinating] = []
+        self._live: dict[str, tuple[Launch, _Coordinating]] = {}  # by run id: given, not yet ended
         self._closed = False
 
     def assign(self, launch: Launch) -> None:
@@ -187,7 +208,7 @@ class CoordinatorPool:
             if idle:
                 chosen = idle[0]
             elif len(self._load) < self.size:
-                CoordinatorActor.start(self, self._all)
+                self._start()
                 chosen = self._all[-1]
             else:
                 chosen = min(self._load, key=self._load.__getitem__)
@@ -203,19 +224,29 @@ class CoordinatorPool:
             if not launch.future.done():  # else the stopping coordinator failed it already
                 self.assign(launch)
 
-    def forget(self, coordinator: CoordinatorActor) -> None:
+    def _start(self) -> None:
+        """Start one more coordinator (with `_lock` held)."""
+        if self.dispatcher is None:
+            CoordinatorActor.start(self, self._all)
+            return
+        if not self._claimed:  # a graph never run holds no claim
+            self.dispatcher.acquire()
+            self._claimed = True
+        PooledCoordinatorActor.start(self, self._all)
+
+    def forget(self, coordinator: _Coordinating) -> None:
         """Stop handing runs to a coordinator that has stopped."""
         with self._lock:
             self._load.pop(coordinator, None)
 
-    def release(self, coordinator: CoordinatorActor, launch: Launch) -> None:
+    def release(self, coordinator: _Coordinating, launch: Launch) -> None:
         """The run of `launch` on `coordinator` ended."""
         with self._lock:
             self._live.pop(launch.run_id, None)
             if coordinator in self._load:
                 self._load[coordinator] = max(0, self._load[coordinator] - 1)
 
-    def orphans(self, coordinator: CoordinatorActor) -> list[Launch]:
+    def orphans(self, coordinator: _Coordinating) -> list[Launch]:
         """The unended launches given to `coordinator`, which is stopping: the caller ends them."""
         with self._lock:
             mine = [rid for rid, (_, owner) in self._live.items() if owner is coordinator]
@@ -248,17 +279,31 @@ class CoordinatorPool:
 
     def on_coordinator_thread(self) -> bool:
         """True when called by one of these coordinators (which must never wait for itself)."""
+        if self.dispatcher is not None:
+            actor: object = running_actor()
+            with self._lock:
+                return any(c is actor for c in self._all)
         current = threading.current_thread()
         with self._lock:
-            return any(c.thread is current for c in self._all)
+            return any(isinstance(c, CoordinatorActor) and c.thread is current for c in self._all)
 
-    def stop(self) -> list[threading.Thread]:
-        """Stop every coordinator (their runs fail) without waiting; return their threads."""
+    def stop(self) -> list[Joinable]:
+        """Stop every coordinator (their runs fail) without waiting; return what the caller may join.
+
+        That is their threads, or for pooled coordinators their ends and, when
+        this was the dispatcher's last claim, its scheduler threads.
+        """
         with self._lock:
             self._closed = True
             coordinators = list(self._all)
             self._load.clear()
+            claimed, self._claimed = self._claimed, False
         for coordinator in coordinators:
             with contextlib.suppress(pykka.ActorDeadError):
                 coordinator.actor_ref.stop(block=False)
-        return [c.thread for c in coordinators if c.thread is not None]
+        if self.dispatcher is None:
+            threads = [c.thread for c in coordinators if isinstance(c, CoordinatorActor)]
+            return [thread for thread in threads if thread is not None]
+        ends: list[Joinable] = [c.end for c in coordinators if isinstance(c, PooledCoordinatorActor)]
+        schedulers = self.dispatcher.release() if claimed else []
+        return [*ends, *(s.thread for s in schedulers if s.thread is not None)]

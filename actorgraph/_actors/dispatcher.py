@@ -13,6 +13,15 @@ actors wait and every scheduler has been inside one slice for longer than
 `BLOCKED_AFTER`, it starts schedulers for the waiting actors (up to `MOST`);
 those past the per-core count retire after `IDLE_RETIRE` seconds without work.
 
+An actor made ready *by an actor running on a scheduler* (a coordinator
+ordering a vertex, a vertex reporting to its coordinator) goes into that
+scheduler's `runnext` slot and runs there as soon as the current slice ends:
+a hand-off between two pooled actors wakes no thread. Should the slice go on
+for longer than `BLOCKED_AFTER` (the code blocks), the watcher moves the waiting
+actor to another scheduler; and while other actors wait in the ready queue, the
+slot's actor queues behind them, so two actors handing work to each other
+cannot starve the rest.
+
 One dispatcher serves the whole process (`shared_dispatcher()`); each pool that
 uses it holds a claim (`acquire`/`release`), and when the last claim goes its
 threads end, so a closed graph leaves no thread behind.
@@ -20,23 +29,29 @@ threads end, so a closed graph leaves no thread behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
-import sys
 import threading
 import time
 from collections import deque
-from typing import Any
 
-import pykka
-from pykka import ActorRegistry
+from actorgraph._actors.pooled import ActorEnd, PooledActor
 
-__all__ = ["ActorEnd", "Dispatcher", "PooledActor", "shared_dispatcher"]
+__all__ = ["ActorEnd", "Dispatcher", "PooledActor", "running_actor", "shared_dispatcher"]
 
-SLICE = 64  # messages one actor handles before the next ready actor gets its turn
 BLOCKED_AFTER = 0.002  # seconds inside one slice after which a scheduler counts as blocked
+BUSY_SHARE = 0.5  # a slice whose thread used at least this share of a watcher interval's CPU is computing
 IDLE_RETIRE = 1.0  # seconds an extra scheduler waits for work before it ends
 MOST = 1024  # scheduler threads at most
+
+_local = threading.local()  # on a scheduler thread: `scheduler`, the _Scheduler it is
+
+
+def running_actor() -> PooledActor | None:
+    """The pooled actor whose slice the calling thread is running now, if any."""
+    me: _Scheduler | None = getattr(_local, "scheduler", None)
+    return None if me is None else me.actor
 
 
 class _Scheduler:
@@ -46,6 +61,9 @@ class _Scheduler:
         self.thread: threading.Thread | None = None
         self.since: float | None = None  # when the current slice began (None: idle)
         self.actor: PooledActor | None = None
+        self.runnext: PooledActor | None = None  # made ready by this scheduler's slice: runs next here
+        self.clock: int | None = None  # the thread's CPU-time clock, when the platform has one
+        self.seen: tuple[float, float, float] | None = None  # the watcher's last look: since, wall, CPU
         self.handed: queue.SimpleQueue[PooledActor | None] = queue.SimpleQueue()  # None: end
 
     @property
@@ -63,9 +81,15 @@ class Dispatcher:
     its slice.
     """
 
-    def __init__(self, cores: int | None = None) -> None:
-        """A dispatcher with no thread yet (they start with the first ready actor)."""
+    def __init__(self, cores: int | None = None, *, blocked_after: float = BLOCKED_AFTER) -> None:
+        """A dispatcher with no thread yet (they start with the first ready actor).
+
+        Args:
+            cores: schedulers kept while there is work (at least 2; default: the CPU count).
+            blocked_after: seconds inside one slice after which a scheduler counts as blocked.
+        """
         self.cores = max(2, cores or os.cpu_count() or 2)
+        self.blocked_after = blocked_after
         self._lock = threading.Lock()
         self._ready: deque[PooledActor] = deque()
         self._schedulers: list[_Scheduler] = []
@@ -73,6 +97,7 @@ class Dispatcher:
         self._claims = 0
         self._closing = False
         self._watch = threading.Event()  # set when actors wait and no scheduler is idle
+        self._released = threading.Event()  # set while no claim holds (the watcher then ends at once)
         self._watcher: threading.Thread | None = None
         self._count = 0
 
@@ -81,6 +106,7 @@ class Dispatcher:
         with self._lock:
             self._claims += 1
             self._closing = False
+            self._released.clear()
 
     def release(self) -> list[_Scheduler]:
         """Give a claim back; when it was the last, the threads end once the ready actors ran.
@@ -93,6 +119,7 @@ class Dispatcher:
             if self._claims > 0:
                 return []
             self._closing = True
+            self._released.set()
             idle, self._idle = self._idle, []
             schedulers = list(self._schedulers)
         for scheduler in idle:
@@ -101,8 +128,13 @@ class Dispatcher:
         return schedulers
 
     def schedule(self, actor: PooledActor) -> None:
-        """Make `actor` ready: hand it to an idle scheduler, or queue it (starting one per core at most)."""
+        """Make `actor` ready: next on this scheduler, to an idle one, or queued (one per core at most)."""
+        me: _Scheduler | None = getattr(_local, "scheduler", None)
         with self._lock:
+            if me is not None and me.runnext is None and me.actor is not actor and not self._closing:
+                me.runnext = actor  # runs when the current slice ends; the watcher moves it if that blocks
+                self._watch_blocked()
+                return
             if self._idle:
                 scheduler = self._idle.pop()
             else:
@@ -133,6 +165,9 @@ class Dispatcher:
         thread.start()
 
     def _run(self, me: _Scheduler) -> None:
+        _local.scheduler = me
+        with contextlib.suppress(AttributeError, OSError):  # no per-thread CPU clock: judged by time alone
+            me.clock = time.pthread_getcpuclockid(threading.get_ident())
         while (actor := self._next(me)) is not None:
             me.actor, me.since = actor, time.monotonic()
             try:
@@ -143,6 +178,11 @@ class Dispatcher:
     def _next(self, me: _Scheduler) -> PooledActor | None:
         """The next ready actor, waiting to be handed one; None when this scheduler ends."""
         with self._lock:
+            if me.runnext is not None:
+                following, me.runnext = me.runnext, None
+                if not self._ready:
+                    return following
+                self._ready.append(following)  # others waited first
             if self._ready:
                 return self._ready.popleft()
             if self._closing:
@@ -172,22 +212,67 @@ class Dispatcher:
         """Start schedulers for ready actors while every scheduler is stuck in a slice."""
         while True:
             self._watch.wait()
-            time.sleep(BLOCKED_AFTER)
+            self._released.wait(self.blocked_after)  # cut short when the last claim goes
             with self._lock:
-                if self._closing and not self._ready:
+                now = time.monotonic()
+                waiting = self._rescue(now)
+                if self._closing and not self._ready and not waiting:
                     self._watcher = None
                     self._watch.clear()
                     return
                 if not self._ready or self._idle:
-                    self._watch.clear()
+                    if not waiting:
+                        self._watch.clear()
                     continue
-                now = time.monotonic()
-                blocked = all(
-                    s.since is not None and now - s.since >= BLOCKED_AFTER for s in self._schedulers
-                )
-                if blocked:
+                blocked = [self._blocked(s, now) for s in self._schedulers]  # looks at each (CPU readings)
+                if all(blocked):
                     for _ in range(min(len(self._ready), MOST - len(self._schedulers))):
                         self._start()
+
+    def _blocked(self, scheduler: _Scheduler, now: float) -> bool:
+        """Whether `scheduler` waits inside a slice (with `_lock` held): long in it, and not computing.
+
+        A slice that runs Python code for a while (a coordinator dispatching
+        300 branches) is not blocked: more threads would only wait for the GIL.
+        Where threads have CPU clocks, a slice counts as blocked when its thread
+        used less than half the CPU time of the watcher's last interval;
+        elsewhere, when it has lasted `blocked_after`.
+        """
+        since = scheduler.since
+        if since is None or now - since < self.blocked_after:
+            scheduler.seen = None
+            return False
+        if scheduler.clock is None:
+            return True
+        try:
+            cpu = time.clock_gettime(scheduler.clock)
+        except OSError:  # the thread just ended
+            return False
+        last, scheduler.seen = scheduler.seen, (since, now, cpu)
+        if last is None or last[0] != since or now <= last[1]:
+            return False  # first look at this slice: judged at the next
+        return (cpu - last[2]) / (now - last[1]) < BUSY_SHARE
+
+    def _rescue(self, now: float) -> bool:
+        """Move `runnext` actors stuck behind a blocked slice to other schedulers (with `_lock` held).
+
+        Returns:
+            True while some scheduler holds a `runnext` actor that may still run there.
+        """
+        waiting = False
+        for scheduler in self._schedulers:
+            actor = scheduler.runnext
+            if actor is None:
+                continue
+            if scheduler.since is None or now - scheduler.since < self.blocked_after:
+                waiting = True  # its slice is short so far (or just ended): it runs the actor soon
+                continue
+            scheduler.runnext = None
+            if self._idle:
+                self._idle.pop().handed.put(actor)
+            else:
+                self._ready.append(actor)
+        return waiting
 
 
 _SHARED: Dispatcher | None = None
@@ -201,125 +286,3 @@ def shared_dispatcher() -> Dispatcher:
         if _SHARED is None:
             _SHARED = Dispatcher()
         return _SHARED
-
-
-class ActorEnd:
-    """The end of a pooled actor, joinable as a thread's (`close()` waits for it)."""
-
-    def __init__(self) -> None:
-        self.ended = threading.Event()
-        self.ident: int | None = None  # the scheduler thread that ran it last
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait up to `timeout` seconds for the actor to have stopped."""
-        self.ended.wait(timeout)
-
-    def is_alive(self) -> bool:
-        """True until the actor stopped."""
-        return not self.ended.is_set()
-
-
-class _Mailbox:
-    """A pooled actor's inbox: putting a message makes the actor ready (pykka's `ActorInbox`)."""
-
-    def __init__(self, actor: PooledActor) -> None:
-        self._actor = actor
-        self._messages: deque[Any] = deque()
-
-    def put(self, envelope: Any, block: bool = True, timeout: float | None = None) -> None:  # noqa: ARG002 - pykka's signature
-        self._messages.append(envelope)
-        self._actor.wake()
-
-    def get(self, block: bool = True, timeout: float | None = None) -> Any:  # noqa: ARG002 - pykka's signature
-        return self._messages.popleft()
-
-    def take(self) -> Any | None:
-        """The next message, or None."""
-        try:
-            return self._messages.popleft()
-        except IndexError:
-            return None
-
-    def empty(self) -> bool:
-        return not self._messages
-
-
-class PooledActor(pykka.Actor):
-    """A pykka actor without a thread of its own: its messages run on the dispatcher's schedulers."""
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        """An actor for `dispatcher` (call before pykka's `__init__`, which makes the mailbox)."""
-        self.dispatcher = dispatcher
-        self._wake_lock = threading.Lock()
-        self._scheduled = False
-        self._set_up = False
-        self._torn_down = False
-        self.end = ActorEnd()
-        super().__init__()
-
-    def _create_actor_inbox(self) -> Any:  # type: ignore[override] # pykka's hook: ours needs the actor
-        return _Mailbox(self)
-
-    @staticmethod
-    def _create_future() -> pykka.Future[Any]:
-        return pykka.ThreadingFuture()
-
-    def _start_actor_loop(self) -> None:
-        self.wake()  # the first slice runs on_start
-
-    def describe(self) -> str:
-        """What this actor is, for close()'s messages."""
-        return type(self).__name__
-
-    def wake(self) -> None:
-        """Make the actor ready, unless it already is."""
-        with self._wake_lock:
-            if self._scheduled:
-                return
-            self._scheduled = True
-        self.dispatcher.schedule(self)
-
-    def run_slice(self) -> None:
-        """On a scheduler: handle up to `SLICE` messages, then give the thread back."""
-        self.end.ident = threading.get_ident()
-        if not self._set_up:
-            self._set_up = True
-            self._actor_loop_setup()
-        inbox: _Mailbox = self.actor_inbox  # type: ignore[assignment]
-        for _ in range(SLICE):
-            if self.actor_stopped.is_set():
-                break
-            envelope = inbox.take()
-            if envelope is None:
-                break
-            self._handle(envelope)
-        if self.actor_stopped.is_set():
-            if not self._torn_down:
-                self._torn_down = True
-                self._actor_loop_teardown()
-                self.end.ended.set()
-            return
-        with self._wake_lock:
-            if inbox.empty():
-                self._scheduled = False
-                return
-        self.dispatcher.schedule(self)  # more to do: the back of the line, so others get their turn
-
-    def _handle(self, envelope: Any) -> None:
-        """One message, as pykka's own loop handles it (replies, failures, a BaseException stops all)."""
-        try:
-            response = self._handle_receive(envelope.message)
-            if envelope.reply_to is not None:
-                envelope.reply_to.set(response)
-        except Exception:  # noqa: BLE001 - pykka's rule: the asker gets it, else on_failure
-            if envelope.reply_to is not None:
-                envelope.reply_to.set_exception()
-            else:
-                self._handle_failure(*sys.exc_info())
-                try:
-                    self.on_failure(*sys.exc_info())
-                except Exception:  # noqa: BLE001
-                    self._handle_failure(*sys.exc_info())
-        except BaseException:  # noqa: BLE001 - pykka's rule: stop every actor
-            self._stop()
-            ActorRegistry.stop_all()

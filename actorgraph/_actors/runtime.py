@@ -11,9 +11,10 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
-from actorgraph._actors.backend import DEFAULT, Backend, Worker
+from actorgraph._actors.backend import DEFAULT, Backend, ThreadBackend, Worker
 from actorgraph._actors.bounded import Joinable
 from actorgraph._actors.coordinator import CoordinatorPool
+from actorgraph._actors.dispatcher import shared_dispatcher
 from actorgraph._actors.handle import STOP_WAIT
 from actorgraph._actors.log import log
 from actorgraph._actors.messages import Launch, Order
@@ -57,7 +58,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._timer: Timer | None = None
         self.pools = {name: backend.pool(spec, vertex, self.timer) for name, vertex in spec.vertices.items()}
-        self.coordinators = CoordinatorPool(coordinators)
+        pooled = isinstance(backend, ThreadBackend) and backend.pooled
+        self.coordinators = CoordinatorPool(coordinators, shared_dispatcher() if pooled else None)
         self.closed = False
         self._stopping: list[Joinable] = []  # the threads the first close() left to end
         self.children: dict[str, ChildRunner] = {}

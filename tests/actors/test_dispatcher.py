@@ -11,7 +11,7 @@ import pykka
 import pytest
 
 import actorgraph as ag
-from actorgraph._actors.dispatcher import PooledActor, shared_dispatcher
+from actorgraph._actors.dispatcher import Dispatcher, PooledActor, shared_dispatcher
 
 Compile = Callable[..., ag.CompiledGraph]
 
@@ -134,3 +134,116 @@ def test_a_stuck_pooled_vertex_is_abandoned_and_retried(compile_graph: Compile) 
         assert len(calls) == 2
     finally:
         release.set()
+
+
+class Relay(PooledActor):
+    """Records the thread each message ran on; a message naming another actor is passed on to it."""
+
+    def __init__(self, dispatcher: Dispatcher, seen: list[tuple[str, int]], name: str) -> None:
+        super().__init__(dispatcher)
+        self.seen = seen
+        self.name = name
+
+    def on_receive(self, message: Any) -> None:
+        self.seen.append((self.name, threading.get_ident()))
+        match message:
+            case ("pass", ref, then):
+                ref.tell(then)
+            case ("pass and wait", ref, event):
+                ref.tell(("set", event))
+                assert event.wait(10), "the actor made ready behind this blocked slice never ran"
+            case ("set", event):
+                event.set()
+
+
+def _started(dispatcher: Dispatcher, seen: list[tuple[str, int]], *names: str) -> list[pykka.ActorRef[Any]]:
+    dispatcher.acquire()
+    return [Relay.start(dispatcher, seen, name) for name in names]
+
+
+def _released(dispatcher: Dispatcher, refs: list[pykka.ActorRef[Any]]) -> None:
+    for ref in refs:
+        ref.stop(block=True, timeout=10)
+    for scheduler in dispatcher.release():
+        if scheduler.thread is not None:
+            scheduler.thread.join(5)
+
+
+def test_an_actor_made_ready_by_a_slice_runs_next_on_the_same_scheduler() -> None:
+    """A coordinator ordering a vertex, a vertex reporting back: no thread is woken for either."""
+    dispatcher = Dispatcher(blocked_after=5.0)  # no rescue in this test: only the hand-off itself
+    seen: list[tuple[str, int]] = []
+    a, b, c = refs = _started(dispatcher, seen, "a", "b", "c")
+    try:
+        done = threading.Event()
+        a.tell(("pass", b, ("pass", c, ("set", done))))
+        assert done.wait(10)
+        assert [name for name, _ in seen[-3:]] == ["a", "b", "c"]
+        assert len({ident for _, ident in seen[-3:]}) == 1, seen
+    finally:
+        _released(dispatcher, refs)
+
+
+def test_an_actor_waiting_behind_a_blocked_slice_is_moved_to_another_scheduler() -> None:
+    dispatcher = Dispatcher(blocked_after=0.002)
+    seen: list[tuple[str, int]] = []
+    a, b = refs = _started(dispatcher, seen, "a", "b")
+    try:
+        event = threading.Event()
+        assert a.ask(("pass and wait", b, event), timeout=15) is None  # b set it while a's slice waited
+        (_, a_thread), (_, b_thread) = seen[-2:]
+        assert a_thread != b_thread
+    finally:
+        _released(dispatcher, refs)
+
+
+class PingPong(PooledActor):
+    """Passes a counter back and forth with its partner until `stop` is set or `rounds` ran out."""
+
+    def __init__(self, dispatcher: Dispatcher, stop: threading.Event, rounds: list[int]) -> None:
+        super().__init__(dispatcher)
+        self.stop_event = stop
+        self.rounds = rounds
+        self.partner: pykka.ActorRef[Any] | None = None
+
+    def on_receive(self, message: Any) -> None:
+        if isinstance(message, pykka.ActorRef):
+            self.partner = message
+            return
+        self.rounds[0] += 1
+        if not self.stop_event.is_set() and self.rounds[0] < 200_000 and self.partner is not None:
+            self.partner.tell(message + 1)
+
+
+def test_two_actors_handing_work_to_each_other_do_not_starve_the_rest() -> None:
+    """The `runnext` actor queues behind actors that were ready before it."""
+    dispatcher = Dispatcher(blocked_after=5.0)
+    stop = threading.Event()
+    refs = []
+    dispatcher.acquire()
+    try:
+        counters = []
+        for _ in range(2):  # as many busy pairs as the dispatcher has schedulers: none idle
+            rounds = [0]
+            counters.append(rounds)
+            left, right = PingPong.start(dispatcher, stop, rounds), PingPong.start(dispatcher, stop, rounds)
+            left.tell(right)
+            right.tell(left)
+            refs += [left, right]
+        for ref in refs[::2]:
+            ref.tell(0)
+        while min(r[0] for r in counters) < 100:  # both pairs are going
+            time.sleep(0.001)
+        seen: list[tuple[str, int]] = []
+        late = Relay.start(dispatcher, seen, "late")
+        refs.append(late)
+        late.tell(("set", stop))
+        assert stop.wait(10)
+        assert all(r[0] < 200_000 for r in counters), "the late actor ran only once the pairs had stopped"
+    finally:
+        stop.set()
+        for ref in refs:
+            ref.stop(block=True, timeout=10)
+        for scheduler in dispatcher.release():
+            if scheduler.thread is not None:
+                scheduler.thread.join(5)

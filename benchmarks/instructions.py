@@ -10,11 +10,13 @@ start-up, imports, compilation and the warm-up cancel out.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import core
@@ -22,6 +24,29 @@ from benchmarks import core
 __all__ = ["count", "main"]
 
 _WORKLOADS = {w.name: w for w in core.WORKLOADS if w.per in ("time", "rate")}
+
+
+def _streamed(make: Callable[[], core.Runner], mode: str) -> Callable[[], Callable[[], object]]:
+    """A workload's graph run with `stream(mode=...)`, every item taken, instead of invoke."""
+
+    def build() -> Callable[[], object]:
+        runner = make()
+
+        def drain() -> None:
+            for _ in runner.app.stream(runner.state, mode=mode):
+                pass
+
+        drain.close = runner.close  # type: ignore[attr-defined]
+        return drain
+
+    return build
+
+
+for _mode in ("values", "updates"):  # what watching a run costs, in instructions rather than noisy time
+    _name = f"chain of {core.CHAIN} vertices, stream(mode={_mode!r})"
+    _WORKLOADS[_name] = dataclasses.replace(
+        _WORKLOADS[f"chain of {core.CHAIN} vertices"], name=_name, actorgraph=_streamed(core.ag_chain, _mode)
+    )
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 

@@ -43,6 +43,15 @@ class Emitter:
         self._everything = any(kinds is None for _, kinds in self._listeners)
         self._kinds: frozenset[type[Event]] = frozenset().union(*(k for _, k in self._listeners if k))
         self._debug = stdlib_logger.isEnabledFor(logging.DEBUG)
+        self._takers: dict[type[Event], list[Listener]] = {}  # by event kind: the listeners that take it
+
+    def _taking(self, kind: type[Event]) -> list[Listener]:
+        """The listeners that take events of `kind` (worked out once per kind and run)."""
+        takers = self._takers.get(kind)
+        if takers is None:
+            takers = [fn for fn, kinds in self._listeners if kinds is None or kind in kinds]
+            self._takers[kind] = takers
+        return takers
 
     def wants(self, kind: type[Event]) -> bool:
         """Whether an event of `kind` would be used (so frequent events are built only then)."""
@@ -58,15 +67,14 @@ class Emitter:
             level, name = log_entry(event)
             if stdlib_logger.isEnabledFor(level):
                 stdlib_logger.log(level, name, extra=log_fields(event), stacklevel=2)
-        for listener, kinds in self._listeners:
-            if kinds is None or type(event) in kinds:
-                try:
-                    listener(event)
-                except BaseException:  # noqa: BLE001 - a broken listener must not break the run
-                    # not even with SystemExit or KeyboardInterrupt: on a coordinator's thread
-                    # nobody would catch them, and the run (and its stream) would never end
-                    who = repr(listener)
-                    log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
+        for listener in self._taking(type(event)):
+            try:
+                listener(event)
+            except BaseException:  # noqa: BLE001 - a broken listener must not break the run
+                # not even with SystemExit or KeyboardInterrupt: on a coordinator's thread
+                # nobody would catch them, and the run (and its stream) would never end
+                who = repr(listener)
+                log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
 
     def nested(self, namespace: str) -> tuple[Listener, ...]:
         """The listeners of this run, for a subgraph's run: its events carry `namespace`."""

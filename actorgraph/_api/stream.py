@@ -77,6 +77,7 @@ class StreamSink:
         self.pairs = pairs
         self.put = put
         self.subgraphs = subgraphs
+        self.single = modes[0] if len(modes) == 1 and not pairs and not subgraphs else ""
         wanted = [_KINDS[m] for m in modes]
         self.kinds: frozenset[type[Event]] | None = (
             None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
@@ -85,6 +86,11 @@ class StreamSink:
     def __call__(self, event: Event) -> None:
         namespace = event.namespace
         if namespace and not self.subgraphs:
+            return
+        if self.single:  # the common case, a superstep's one item: no tuple, no loop
+            item = _item(self.single, event)
+            if item is not _SKIP:
+                self.put(item)
             return
         for mode in self.modes:
             item = _item(mode, event)

@@ -8,11 +8,11 @@ final state and the stored checkpoints must all still see the input as given.
 
 from __future__ import annotations
 
-import math
 import pickle
 from typing import Any
 
 import pytest
+from exact_values import same, vandalize
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shared import SharedBarrier, SharedList
@@ -46,37 +46,6 @@ VALUES = st.recursive(
 ROWS = st.lists(st.dictionaries(st.text(max_size=3), SCALARS, min_size=1, max_size=3), max_size=30)
 """Records: the copier's fast path, where one odd row sends it the slow way."""
 STATES = st.dictionaries(st.text(min_size=1, max_size=3), VALUES | ROWS, min_size=1, max_size=4)
-
-
-def same(a: Any, b: Any) -> bool:
-    """Equal with the same types all the way down and keys in the same order."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(map(same, a, b))
-    return a == b  # str, bytes, int, bool, None, sets
-
-
-def vandalize(value: Any, seen: set[int] | None = None) -> None:
-    """Change every dict, list and set reachable from `value`, in place."""
-    seen = set() if seen is None else seen
-    if id(value) in seen:
-        return
-    seen.add(id(value))
-    children = list(value.values()) if isinstance(value, dict) else value
-    if isinstance(value, (dict, list, tuple, set, frozenset)):
-        for child in list(children):
-            vandalize(child, seen)
-    if isinstance(value, dict):
-        value["vandal"] = 1
-    elif isinstance(value, list):
-        value.append("vandal")
-    elif isinstance(value, set):
-        value.add("vandal")
 
 
 def _graph(seen: SharedList, barrier: SharedBarrier) -> ag.Graph:

@@ -50,7 +50,7 @@ from actorgraph.checkpoint import Checkpointer, PostgresCheckpointer, SqliteChec
 __all__ = ["Figure", "growth", "history_rows", "main", "markdown", "rows", "thread_rows"]
 
 WAITING = 10  # interrupted threads in a store (fewer in a store of fewer than 100)
-LONG = 1.0  # seconds: a figure whose first run takes longer is measured once
+LONG = 10.0  # seconds: a figure whose first run takes longer is measured once
 TABLES = ("threads", "checkpoints", "writes", "blobs", "answers", "metadata")
 
 

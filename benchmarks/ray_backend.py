@@ -7,6 +7,9 @@
   microseconds per task, with this run's thread ping-pong for reference.
 - Start-up: `RayBackend().start()` (starting a local Ray), the first compile
   and invoke, and `close()` (stopping Ray): reported, not hidden.
+
+`--overhead` prints the per-task table alone, with the task on Ray and the bare
+Ray call measured in alternation and their ratio.
 """
 
 from __future__ import annotations
@@ -110,6 +113,24 @@ def raw_ray_call(backend: RayBackend, calls: int = 500) -> float:
     return (time.perf_counter() - start) / calls
 
 
+def task_against_call(backend: RayBackend, repeat: int) -> tuple[float, float, float]:
+    """Seconds per trivial task on Ray, per bare Ray call, and the median of their ratios.
+
+    Measured in alternation (a 200-step loop, then 200 bare calls, `repeat` times),
+    so the machine's mood weighs on both alike.
+    """
+    tasks, calls, ratios = [], [], []
+    with loop().compile(backend=backend) as on_ray:
+        on_ray.invoke({"n": LOOP - 1})  # the partitions learn the code
+        for _ in range(repeat):
+            start = time.perf_counter()
+            on_ray.invoke({"n": 0}, recursion_limit=LOOP + 10)
+            tasks.append((time.perf_counter() - start) / LOOP)
+            calls.append(raw_ray_call(backend, LOOP))
+            ratios.append(tasks[-1] / calls[-1])
+    return statistics.median(tasks), statistics.median(calls), statistics.median(ratios)
+
+
 def timed(run: Callable[[], object], repeat: int) -> float:
     run()  # warm up (partitions learn the vertex code)
     samples = []
@@ -145,9 +166,7 @@ def report(repeat: int) -> str:
             ray_s = timed(lambda: on_ray.invoke({"done": []}), repeat)
         with RayBackend(partitions=1) as one, fan_out(rounds).compile(backend=one) as single:
             one_s = timed(lambda: single.invoke({"done": []}), repeat)
-        with loop().compile(backend=backend) as on_ray:
-            ray_t = timed(lambda: on_ray.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
-        ray_call = raw_ray_call(backend)
+        ray_t, ray_call, ratio = task_against_call(backend, max(repeat, 5))
     finally:
         stop = time.perf_counter()
         backend.close()
@@ -178,6 +197,7 @@ def report(repeat: int) -> str:
             f"{ray_call / floor:.1f}x |"
         ),
         f"| actorgraph, Ray | {ray_t * 1e6:.1f} us | {ray_t / floor:.1f}x |",
+        f"| actorgraph, Ray / the bare Ray call (median of per-round ratios) | {ratio:.2f}x | |",
     ]
     if lg_t is not None:
         lines.append(f"| LangGraph | {lg_t * 1e6:.1f} us | {lg_t / floor:.1f}x |")
@@ -194,11 +214,34 @@ def report(repeat: int) -> str:
     return "\n".join(lines)
 
 
+def overhead(repeat: int) -> str:
+    """The per-task table alone (`--overhead`): ping-pong, threads, a bare Ray call, a task on Ray."""
+    floor = ping_pong()
+    with loop().compile() as threads:
+        thread_t = timed(lambda: threads.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
+    with RayBackend() as backend:
+        ray_t, ray_call, ratio = task_against_call(backend.start(), max(repeat, 5))
+    return "\n".join(
+        [
+            f"### Per-task overhead on trivial work: a {LOOP}-step loop (median of {max(repeat, 5)})",
+            "",
+            "| backend | per task | vs thread ping-pong |",
+            "|---|---:|---:|",
+            f"| thread ping-pong (this run's floor) | {floor * 1e6:.1f} us | 1.0x |",
+            f"| actorgraph, threads | {thread_t * 1e6:.1f} us | {thread_t / floor:.1f}x |",
+            f"| a bare Ray actor call | {ray_call * 1e6:.1f} us | {ray_call / floor:.1f}x |",
+            f"| actorgraph, Ray | {ray_t * 1e6:.1f} us | {ray_t / floor:.1f}x |",
+            f"| actorgraph, Ray / the bare Ray call (median of per-round ratios) | {ratio:.2f}x | |",
+        ]
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per workload (median)")
+    parser.add_argument("--overhead", action="store_true", help="the per-task table alone")
     args = parser.parse_args(argv)
-    print(report(args.repeat))
+    print(overhead(args.repeat) if args.overhead else report(args.repeat))
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -16,7 +17,7 @@ from actorgraph._actors.timer import Timer
 from actorgraph._model.errors import ActorGraphError, BackendError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.ray._code import pickled_code, search_path
-from actorgraph.ray._connect import connect, import_ray
+from actorgraph.ray._connect import Connection, connect, import_ray
 from actorgraph.ray._groups import Group, Partition, Profile
 from actorgraph.ray._partition import PartitionWorker
 from actorgraph.ray._pool import Finisher, RayPool
@@ -93,12 +94,13 @@ class RayBackend:
         self._init = dict(init or {})
         self._lock = threading.RLock()
         self._ray: Any = None
-        self._release: threading.Event | None = None  # set: the thread that started Ray may end
+        self._connection: Connection | None = None
         self._groups: dict[Profile, Group] = {}
         self._code: dict[int, tuple[VertexSpec, bytes]] = {}
         self._finisher: Any = None
         self._states: StateCache | None = None
         self._remote: Any = None
+        self._driver: tuple[str, int] | None = None  # where this process runs: partitions end with it
         self._shipped: frozenset[str] = frozenset()
         self.closed = False
 
@@ -193,10 +195,10 @@ class RayBackend:
                     ray.kill(partition.actor, no_restart=True)
         if finisher is not None:
             finisher.stop()
-        if self._release is not None:
-            if ray is not None and ray.is_initialized():
+        if self._connection is not None:
+            if self._connection.release is not None and ray is not None and ray.is_initialized():
                 ray.shutdown()
-            self._release.set()
+            self._connection.close()
 
     def __enter__(self) -> Self:
         return self
@@ -222,7 +224,7 @@ class RayBackend:
             if self._ray is not None:
                 return
             self._shipped = frozenset(search_path())  # what workers started now import from
-            self._release = connect(
+            self._connection = connect(
                 self.address, num_cpus=self._set.num_cpus, wait=self._set.connect_timeout, init=self._init
             )
             ray = import_ray()
@@ -231,6 +233,7 @@ class RayBackend:
             self._states = StateCache(ray, large=self._set.large_state, most=most)
             self._finisher = Finisher()
             self._remote = ray.remote(PartitionWorker)
+            self._driver = (ray.get_runtime_context().get_node_id(), os.getpid())
             self._ray = ray
 
     def _pickled_code(self, path: str, vertex: VertexSpec) -> bytes:
@@ -286,7 +289,7 @@ class RayBackend:
             options["resources"] = wanted
         if not profile:
             options["scheduling_strategy"] = "SPREAD"
-        return self._remote.options(**options).remote(self._set.switch_interval)
+        return self._remote.options(**options).remote(self._set.switch_interval, self._driver)
 
 
 def _fits(nodes: list[dict[str, float]], resources: Mapping[str, float]) -> float:

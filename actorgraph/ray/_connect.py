@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
+import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from actorgraph._model.errors import BackendError, MissingDependencyError
+from actorgraph.ray import _reaper as reaper
 from actorgraph.ray._code import search_path
 
-__all__ = ["connect", "import_ray", "sandbox_defaults"]
+__all__ = ["Connection", "connect", "import_ray", "sandbox_defaults"]
 
 # Set before Ray is imported: bind a local node to loopback only, never write an auth token,
 # never report usage. A user's own values win.
@@ -45,17 +49,38 @@ def import_ray() -> Any:
     return ray
 
 
-def connect(
-    address: str | None, *, num_cpus: int | None, wait: float, init: dict[str, Any]
-) -> threading.Event | None:
-    """Join the Ray cluster at `address`, or start a local one.
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """What the backend keeps of a Ray it joined or started.
 
-    Ray's own processes die with the thread that started them (Linux's parent-death
+    Attributes:
+        release: set after `ray.shutdown()` to let the thread that started Ray end
+            (None: Ray was already running in this process).
+        reaper: the process that ends every process of a Ray started here once this
+            one is gone (`_reaper`); None when Ray was joined, not started.
+    """
+
+    release: threading.Event | None = None
+    reaper: subprocess.Popen[bytes] | None = None
+
+    def close(self) -> None:
+        """After `ray.shutdown()`: let the starting thread end, and the reaper reap what is left."""
+        if self.release is not None:
+            self.release.set()
+        if self.reaper is not None and self.reaper.stdin is not None:
+            self.reaper.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.reaper.wait(10)
+
+
+def connect(address: str | None, *, num_cpus: int | None, wait: float, init: dict[str, Any]) -> Connection:
+    """Join the Ray cluster at `address`, or start a local one that dies with this process.
+
+    Ray's first processes die with the thread that started them (Linux's parent-death
     signal is per thread), so `ray.init` runs on a thread of its own that lives
-    until the returned event is set (after `ray.shutdown()`).
-
-    Returns:
-        The event that lets the starting thread end, or None when Ray was already running.
+    until the connection is closed (after `ray.shutdown()`). The rest of a Ray
+    started here (workers, agents) is ended by a reaper process when this one
+    ends, however it ends (`_reaper`).
 
     Args:
         address: None (join the local cluster if one runs, else start one), `"auto"`,
@@ -69,7 +94,7 @@ def connect(
     """
     ray = import_ray()
     if ray.is_initialized():
-        return None
+        return Connection()
     target = _resolve(address)
     if target is not None:
         _probe(target, wait)
@@ -85,7 +110,11 @@ def connect(
     options["job_config"] = ray.job_config.JobConfig(code_search_path=search_path())
     options |= init
     logging.getLogger("ray._private.worker").addFilter(_no_sigterm_notice)
-    return _bounded(lambda: ray.init(**options), wait, address)
+    release = _bounded(lambda: ray.init(**options), wait, address)
+    node = getattr(ray._private.worker, "_global_node", None)  # noqa: SLF001 - its session folder
+    if target is not None or node is None:
+        return Connection(release)
+    return Connection(release, reaper.start(node.get_session_dir_path()))
 
 
 def _no_sigterm_notice(record: logging.LogRecord) -> bool:

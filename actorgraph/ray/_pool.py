@@ -8,7 +8,7 @@ runs: the pool merges the task's inputs here (`_task.prepare`), ships the call
 to the least-loaded partition of the vertex's group, and finishes the task here
 when the answer lands (`_task.finish`: routing, checks, the states serialized
 for the checkpointer), on the backend's finisher thread. No thread waits on a
-call: Ray's future calls back.
+call: Ray calls back when the answer lands.
 """
 
 from __future__ import annotations
@@ -76,8 +76,8 @@ class _Flight:
     prepared: Prepared
     partition: Partition
     ref: Any
-    call: bytes
-    state: Any
+    blob: bytes  # the pickled (code key, call, state): sent again with the code if the partition forgot it
+    stored: Any  # the state's object reference when it is large, else None
     timer_handle: object = None
 
 
@@ -137,11 +137,16 @@ class RayPool(BoundedPool):
             self._close()
         return []
 
-    def landed(self, token: int, future: Future[Any]) -> None:
-        """A call's answer arrived (on the finisher thread): send the next order, report this one."""
+    def landed(self, token: int, answer: Any) -> None:
+        """A call's answer arrived (on the finisher thread): send the next order, report this one.
+
+        Args:
+            token: the attempt.
+            answer: what the partition returned, or the Ray error the call ended with.
+        """
         with self._lock:
             flight = self._flights.get(token)
-            if flight is None or self._resent_with_code(flight, future):  # abandoned, or sent again
+            if flight is None or self._resent_with_code(flight, answer):  # abandoned, or sent again
                 return
             del self._flights[token]
         self.group.release(flight.partition)
@@ -150,7 +155,7 @@ class RayPool(BoundedPool):
         self._next()
         order = flight.order
         try:
-            result = self._outcome(flight, future)
+            result = self._outcome(flight, answer)
         except Exception as exc:  # noqa: BLE001 - a failing router or check is the task's error
             result = failed_result(order, exc)
         done = done_of(order, result)
@@ -188,7 +193,9 @@ class RayPool(BoundedPool):
         try:
             state = self.backend.states.encode(prepared.node_in, task.vertex, prepared.given(self.spec))
             failure = portable_error(order.failure) if order.failure is not None else None
-            call = _pickled(prepared.call(failure), task.vertex)
+            stored = None if isinstance(state, bytes) else state  # a large state: an object reference
+            inline = state if stored is None else None
+            blob = _pickled((self._key, prepared.call(failure), inline), task.vertex)
         except SerializationError as exc:
             return failed_result(order, exc)
         if order.env.listen is not None:
@@ -196,9 +203,8 @@ class RayPool(BoundedPool):
                 TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
             )
         partition = self.group.pick()
-        code = [] if self._key in partition.known else self._code
-        ref = partition.actor.run.remote(self._key, code, call, state)
-        flight = _Flight(order, prepared, partition, ref, call, state)
+        ref = self._call(partition, blob, stored, with_code=self._key not in partition.known)
+        flight = _Flight(order, prepared, partition, ref, blob, stored)
         if self.vertex.timeout is not None:
             flight.timer_handle = self._arm(order)
         with self._lock:
@@ -207,27 +213,43 @@ class RayPool(BoundedPool):
         return None
 
     def _watch(self, flight: _Flight) -> None:
-        """Have the finisher told when `flight`'s answer lands."""
-        finisher, token = self.backend.finisher, flight.order.token
-        flight.ref.future().add_done_callback(lambda future: finisher.tell((self, token, future)))
+        """Have the finisher told when `flight`'s answer lands.
 
-    def _resent_with_code(self, flight: _Flight, future: Future[Any]) -> bool:
+        Ray's own callback, not its `future()`: the same callback without a
+        `concurrent.futures.Future` made and resolved per call. The callback holds
+        the reference until it runs, as `future()` does.
+        """
+        finisher, token, ref = self.backend.finisher, flight.order.token, flight.ref
+        on_completed = getattr(ref, "_on_completed", None)
+        if on_completed is not None:
+            on_completed(lambda answer, _ref=ref: finisher.tell((self, token, answer)))
+        else:  # pragma: no cover - a Ray without it
+            ref.future().add_done_callback(lambda done: finisher.tell((self, token, _answer_of(done))))
+
+    def _resent_with_code(self, flight: _Flight, answer: Any) -> bool:
         """Send `flight` again with its vertex's code if its partition had forgotten it (it restarted)."""
-        if future.exception() is not None or future.result() != NEED_CODE:
-            if future.exception() is None:
+        if isinstance(answer, BaseException) or answer != NEED_CODE:
+            if not isinstance(answer, BaseException):
                 flight.partition.known.add(self._key)
             return False
         flight.partition.known.discard(self._key)
-        flight.ref = flight.partition.actor.run.remote(self._key, self._code, flight.call, flight.state)
+        flight.ref = self._call(flight.partition, flight.blob, flight.stored, with_code=True)
         self._watch(flight)
         return True
 
-    def _outcome(self, flight: _Flight, future: Future[Any]) -> VertexResult:
+    def _call(self, partition: Partition, blob: bytes, stored: Any, *, with_code: bool) -> Any:
+        """Call the partition with as few arguments as it needs (each costs Ray tens of microseconds)."""
+        run = partition.actor.run
+        if with_code:
+            return run.remote(blob, stored, self._code)
+        return run.remote(blob) if stored is None else run.remote(blob, stored)
+
+    def _outcome(self, flight: _Flight, answer: Any) -> VertexResult:
         """The task's result from the partition's answer (or from how the call failed)."""
         order, prepared = flight.order, flight.prepared
         exceptions = self.backend.ray.exceptions
         try:
-            called = cloudpickle.loads(future.result())
+            called = cloudpickle.loads(_value(answer))
         except exceptions.RayTaskError as exc:  # the partition could not run the call at all
             cause = exc.cause if isinstance(exc.cause, BaseException) else exc
             hint = (
@@ -254,6 +276,19 @@ class RayPool(BoundedPool):
                 emit(payload)
         ctx = prepared.call(order.failure).context_for(emit)
         return finish(self.spec, prepared, called, ctx)
+
+
+def _value(answer: Any) -> Any:
+    """The partition's answer, or the error its call ended with raised."""
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def _answer_of(done: Future[Any]) -> Any:
+    """What a finished Ray future holds: its result, or its exception."""
+    error = done.exception()
+    return error if error is not None else done.result()
 
 
 def _died(result: VertexResult) -> bool:
@@ -288,12 +323,12 @@ class Finisher:
 
     def __init__(self) -> None:
         """Start the thread."""
-        self._inbox: queue.SimpleQueue[tuple[RayPool, int, Future[Any]] | None] = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[tuple[RayPool, int, Any] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name="actorgraph-ray-finisher", daemon=True)
         self._thread.start()
 
-    def tell(self, landed: tuple[RayPool, int, Future[Any]]) -> None:
-        """Queue `(pool, token, future)`: that attempt's answer landed."""
+    def tell(self, landed: tuple[RayPool, int, Any]) -> None:
+        """Queue `(pool, token, answer)`: that attempt's answer (or its Ray error) landed."""
         self._inbox.put(landed)
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -304,8 +339,8 @@ class Finisher:
 
     def _loop(self) -> None:
         while (landed := self._inbox.get()) is not None:
-            pool, token, future = landed
+            pool, token, answer = landed
             try:
-                pool.landed(token, future)
+                pool.landed(token, answer)
             except Exception:  # noqa: BLE001 - never lose the thread: log, and go on with the next
                 log("error", "finishing a Ray task failed", vertex=pool.vertex.name, exc_info=True)

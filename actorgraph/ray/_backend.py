@@ -47,7 +47,9 @@ class RayBackend:
 
     One backend can serve many compiled graphs; `close()` it (or use it as a
     context manager) when done: it kills its partitions, and stops Ray if it
-    started it.
+    started it. A Ray it started also ends with this process however it ends
+    (a reaper process kills its workers and agents), and partitions on this
+    machine exit when this process does: no task runs on for a dead driver.
 
     Args:
         address: None to join the Ray running on this machine or start one;

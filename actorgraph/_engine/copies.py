@@ -27,6 +27,7 @@ _ATOMIC: Final = frozenset({int, float, str, bool, type(None), bytes, complex, r
 _all_atomic: Final = _ATOMIC.issuperset  # a C loop over an iterable of types, stopping at the first miss
 _all_dicts: Final = frozenset({dict}).issuperset
 _values: Final = dict.values
+_tracked: Final = gc.is_tracked
 
 
 def copy_state(value: Any) -> Any:
@@ -50,8 +51,8 @@ def _copy(value: Any) -> Any:
     if kind in _ATOMIC:
         return value
     if kind is dict:
-        if _all_atomic(map(type, value.values())) and _all_atomic(map(type, value)):
-            return value.copy()
+        if not _tracked(value) and _all_atomic(map(type, value.values())):
+            return value.copy()  # untracked: its keys are immutable (see _flat_rows)
         return {
             k if type(k) in _ATOMIC else _copy(k): v if type(v) in _ATOMIC else _copy(v)
             for k, v in value.items()
@@ -86,6 +87,6 @@ def _flat_rows(items: list[Any]) -> bool:
     """
     return (
         _all_dicts(map(type, items))
-        and not any(map(gc.is_tracked, items))
+        and not any(map(_tracked, items))
         and _all_atomic(map(type, chain.from_iterable(map(_values, items))))
     )

@@ -82,6 +82,10 @@ def connect(address: str | None, *, num_cpus: int | None, wait: float, init: dic
     started here (workers, agents) is ended by a reaper process when this one
     ends, however it ends (`_reaper`).
 
+    Returns:
+        What `close()` needs after `ray.shutdown()`: the starting thread's event and,
+        for a Ray started here, its reaper.
+
     Args:
         address: None (join the local cluster if one runs, else start one), `"auto"`,
             `"host:port"` or `"ray://host:port"`.

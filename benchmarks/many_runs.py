@@ -7,8 +7,8 @@ LangGraph's `ainvoke`, and actorgraph's `start()` with a blocking vertex
 (`time.sleep`, bounded by the vertex's `concurrency`: 32 by default, or as
 many as the runs when set). Reported per N, median and range of `--repeat`
 rounds: wall time of all N (the ideal is `--wait` seconds), runs per second,
-the most threads this process had, and how far its resident memory rose
-above where it was when the round began. A blocking round that would take
+the most threads this process had; and `tracemalloc`'s peak over one more
+round (every thread's Python allocations while the N runs are in flight). A blocking round that would take
 longer than `--longest` seconds by its bound is not run.
 """
 
@@ -17,15 +17,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
-import os
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Self, TypedDict
 
 import actorgraph as ag
-from benchmarks.growth import Curve, Metric, Spread, markdown
+from benchmarks.growth import Curve, Metric, Spread, markdown, peak_mib
 
 __all__ = ["SERIES", "curve", "main"]
 
@@ -38,29 +36,20 @@ SERIES = (
 WALL = Metric("wall time of all runs", "s", ",.2f")
 RATE = Metric("runs per second", "runs/s", ",.0f", grows=False)
 THREADS = Metric("most threads", "threads", ",.0f")
-MEMORY = Metric("resident memory added", "MiB", ",.1f")
-Round = tuple[float, int, float]  # seconds, most threads, MiB added
+MEMORY = Metric("peak memory of a round", "MiB", ",.2f")
+Round = tuple[float, int]  # seconds, most threads
+Measured = tuple[list[Round], float]  # the timed rounds, and the peak MiB of one more
 
 
 class State(TypedDict):
     n: int
 
 
-def _resident_mib() -> float:
-    """This process's resident memory in MiB (0 where /proc is missing)."""
-    try:
-        with Path("/proc/self/statm").open(encoding="ascii") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
-    except OSError:
-        return 0.0
-
-
 class _Peak:
-    """The most threads alive and the most resident memory, sampled every 10 ms while work runs."""
+    """The most threads alive, sampled every 10 ms while work runs, and the seconds it took."""
 
     def __init__(self) -> None:
         self.most = threading.active_count()
-        self.base = self.memory = _resident_mib()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._start = 0.0
@@ -79,11 +68,10 @@ class _Peak:
     def _watch(self) -> None:
         while not self._done.wait(0.01):
             self.most = max(self.most, threading.active_count())
-            self.memory = max(self.memory, _resident_mib())
 
     def round(self) -> Round:
-        """The round's seconds, most threads, and resident MiB added."""
-        return self.seconds, self.most, self.memory - self.base
+        """The round's seconds and most threads."""
+        return self.seconds, self.most
 
 
 def _one_vertex(fn: Callable[..., Any], **options: Any) -> ag.Graph[Any]:
@@ -94,7 +82,7 @@ def _one_vertex(fn: Callable[..., Any], **options: Any) -> ag.Graph[Any]:
     return g
 
 
-def _async_rounds(ainvoke: Callable[[Any], Any], runs: int, repeat: int) -> list[Round]:
+def _async_rounds(ainvoke: Callable[[Any], Any], runs: int, repeat: int) -> Measured:
     async def all_runs() -> None:
         await asyncio.gather(*(ainvoke({"n": i}) for i in range(runs)))
 
@@ -104,10 +92,10 @@ def _async_rounds(ainvoke: Callable[[Any], Any], runs: int, repeat: int) -> list
         with _Peak() as peak:
             asyncio.run(all_runs())
         rounds.append(peak.round())
-    return rounds
+    return rounds, peak_mib(lambda: asyncio.run(all_runs()))
 
 
-def actorgraph_async(runs: int, wait: float, repeat: int) -> list[Round]:
+def actorgraph_async(runs: int, wait: float, repeat: int) -> Measured:
     """`ainvoke`, `runs` times at once, of an async vertex that awaits `wait` seconds."""
 
     async def model(state: State) -> dict[str, int]:
@@ -118,7 +106,7 @@ def actorgraph_async(runs: int, wait: float, repeat: int) -> list[Round]:
         return _async_rounds(app.ainvoke, runs, repeat)
 
 
-def langgraph_async(runs: int, wait: float, repeat: int) -> list[Round] | None:
+def langgraph_async(runs: int, wait: float, repeat: int) -> Measured | None:
     """LangGraph's `ainvoke`, `runs` times at once, of the same async node."""
     if importlib.util.find_spec("langgraph") is None:
         return None
@@ -135,7 +123,7 @@ def langgraph_async(runs: int, wait: float, repeat: int) -> list[Round] | None:
     return _async_rounds(g.compile().ainvoke, runs, repeat)
 
 
-def actorgraph_blocking(runs: int, wait: float, repeat: int, concurrency: int | None) -> list[Round]:
+def actorgraph_blocking(runs: int, wait: float, repeat: int, concurrency: int | None) -> Measured:
     """`start()`, `runs` times at once, of a blocking vertex that sleeps `wait` seconds."""
 
     def model(state: State) -> dict[str, int]:
@@ -145,21 +133,26 @@ def actorgraph_blocking(runs: int, wait: float, repeat: int, concurrency: int | 
     options = {} if concurrency is None else {"concurrency": concurrency}
     rounds = []
     with _one_vertex(model, **options).compile() as app:
+
+        def all_runs() -> None:
+            for handle in [app.start({"n": i}) for i in range(runs)]:
+                handle.result()
+
         for _ in range(repeat):
             with _Peak() as peak:
-                for handle in [app.start({"n": i}) for i in range(runs)]:
-                    handle.result()
+                all_runs()
             rounds.append(peak.round())
-    return rounds
+        return rounds, peak_mib(all_runs)
 
 
-def _put(table: Curve, series: str, runs: int, rounds: list[Round] | None) -> None:
-    if rounds is None:
+def _put(table: Curve, series: str, runs: int, measured: Measured | None) -> None:
+    if measured is None:
         return
+    rounds, mib = measured
     table.put(series, WALL.name, runs, Spread(tuple(r[0] for r in rounds)))
     table.put(series, RATE.name, runs, Spread(tuple(runs / r[0] for r in rounds)))
     table.put(series, THREADS.name, runs, Spread(tuple(float(r[1]) for r in rounds)))
-    table.put(series, MEMORY.name, runs, Spread(tuple(r[2] for r in rounds)))
+    table.put(series, MEMORY.name, runs, mib)
 
 
 def curve(counts: list[int], wait: float, repeat: int, longest: float = 60.0) -> Curve:

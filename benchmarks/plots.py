@@ -18,6 +18,7 @@ __all__ = ["IMAGES", "plot"]
 
 IMAGES = Path(__file__).resolve().parent.parent / "docs" / "images"
 _DECADES = 100  # a span of this ratio or more is drawn on a logarithmic axis
+_BESIDE = 4  # more series than this: one panel a line, the legend beside it
 
 
 def _points(curve: Curve, series: str, metric: Metric) -> list[tuple[int, float, float, float]]:
@@ -48,7 +49,10 @@ def _panel(ax: Any, curve: Curve, metric: Metric) -> None:
     ax.set_xlabel(curve.size if curve.key != "state-size" else "state (bytes)")
     ax.set_ylabel(f"{metric.name} ({metric.unit})", fontsize=8)
     ax.grid(visible=True, which="major", alpha=0.3)
-    ax.legend(fontsize=7)
+    if len(curve.series) > _BESIDE:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+        ax.legend(fontsize=7)
 
 
 def plot(curve: Curve, folder: Path = IMAGES) -> Path:
@@ -59,9 +63,11 @@ def plot(curve: Curve, folder: Path = IMAGES) -> Path:
     import matplotlib.pyplot as plt
 
     metrics = [m for m in curve.metrics if any(_points(curve, s, m) for s in curve.series)]
-    columns = min(len(metrics), 2)
+    beside = len(curve.series) > _BESIDE
+    columns = 1 if beside else min(len(metrics), 2)
     lines = -(-len(metrics) // columns)
-    figure, axes = plt.subplots(lines, columns, figsize=(4.6 * columns, 3.2 * lines), squeeze=False)
+    width = 8.0 if beside else 4.6 * columns
+    figure, axes = plt.subplots(lines, columns, figsize=(width, 3.2 * lines), squeeze=False)
     for ax, metric in zip(axes.flat, metrics, strict=True):
         _panel(ax, curve, metric)
     figure.suptitle(curve.title, fontsize=9)

@@ -14,8 +14,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from actorgraph._model.errors import BackendError, MissingDependencyError
-from actorgraph.ray import _reaper as reaper
 from actorgraph.ray._code import search_path
+from actorgraph.ray._reaper import start as start_reaper
 
 __all__ = ["Connection", "connect", "import_ray", "sandbox_defaults"]
 
@@ -118,7 +118,7 @@ def connect(address: str | None, *, num_cpus: int | None, wait: float, init: dic
     node = getattr(ray._private.worker, "_global_node", None)  # noqa: SLF001 - its session folder
     if target is not None or node is None:
         return Connection(release)
-    return Connection(release, reaper.start(node.get_session_dir_path()))
+    return Connection(release, start_reaper(node.get_session_dir_path()))
 
 
 def _no_sigterm_notice(record: logging.LogRecord) -> bool:

@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from actorgraph._actors.dispatcher import shared_dispatcher
 from benchmarks import core
 
 __all__ = ["count", "main"]
@@ -50,7 +51,17 @@ for _mode in ("values", "updates"):  # what watching a run costs, in instruction
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
 
+# How much slower a run is under callgrind: a 100-vertex chain took 4.8 s there against
+# 10-37 ms natively on a loaded machine (about 4 ms on a quiet one), so 100x is the low end.
+CALLGRIND_SLOWDOWN = 100
+
+
 def _child(name: str, runs: int) -> None:
+    # The dispatcher's watcher wakes on wall time (every 2 ms while actors are handed
+    # on); under callgrind that is every 20 us or less of the program's own work, at
+    # least 100 times its real rate, and its instructions would swamp the count.
+    dispatcher = shared_dispatcher()
+    dispatcher.blocked_after *= CALLGRIND_SLOWDOWN
     workload = _WORKLOADS[name]
     run = workload.actorgraph()
     run()  # warm-up: actors started, code paths compiled

@@ -41,9 +41,10 @@ from actorgraph._actors.pooled import ActorEnd, PooledActor
 __all__ = ["ActorEnd", "Dispatcher", "PooledActor", "running_actor", "shared_dispatcher"]
 
 BLOCKED_AFTER = 0.002  # seconds inside one slice after which a scheduler counts as blocked
-BUSY_SHARE = 0.5  # a slice whose thread used at least this share of a watcher interval's CPU is computing
+BUSY_SHARE = 0.2  # a slice whose thread used at least this share of a watcher interval's CPU is computing
 IDLE_RETIRE = 1.0  # seconds an extra scheduler waits for work before it ends
 MOST = 1024  # scheduler threads at most
+GROW = 16  # schedulers the watcher may add in one interval (or as many as there are, if more)
 
 _local = threading.local()  # on a scheduler thread: `scheduler`, the _Scheduler it is
 
@@ -225,8 +226,9 @@ class Dispatcher:
                         self._watch.clear()
                     continue
                 blocked = [self._blocked(s, now) for s in self._schedulers]  # looks at each (CPU readings)
-                if all(blocked):
-                    for _ in range(min(len(self._ready), MOST - len(self._schedulers))):
+                if all(blocked):  # a bounded step per interval: a misjudged one cannot add hundreds
+                    step = max(len(self._schedulers), GROW)
+                    for _ in range(min(len(self._ready), step, MOST - len(self._schedulers))):
                         self._start()
 
     def _blocked(self, scheduler: _Scheduler, now: float) -> bool:
@@ -235,8 +237,10 @@ class Dispatcher:
         A slice that runs Python code for a while (a coordinator dispatching
         300 branches) is not blocked: more threads would only wait for the GIL.
         Where threads have CPU clocks, a slice counts as blocked when its thread
-        used less than half the CPU time of the watcher's last interval;
-        elsewhere, when it has lasted `blocked_after`.
+        used less than `BUSY_SHARE` of the watcher's last interval in CPU time
+        (judged from the second look at a slice); elsewhere, when it has lasted
+        `blocked_after`. (The kernel's thread state cannot tell: a computing
+        thread waiting for the GIL sleeps as a blocked one does.)
         """
         since = scheduler.since
         if since is None or now - since < self.blocked_after:

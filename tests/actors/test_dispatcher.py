@@ -175,6 +175,9 @@ def test_an_actor_made_ready_by_a_slice_runs_next_on_the_same_scheduler() -> Non
     seen: list[tuple[str, int]] = []
     a, b, c = refs = _started(dispatcher, seen, "a", "b", "c")
     try:
+        for ref in refs:  # started: their first slices (pykka's set-up) are over
+            ref.ask(("set", threading.Event()), timeout=10)
+        time.sleep(0.05)
         done = threading.Event()
         a.tell(("pass", b, ("pass", c, ("set", done))))
         assert done.wait(10)

@@ -58,7 +58,7 @@ def _copy(value: Any) -> Any:
             for k, v in value.items()
         }
     if kind is list:
-        return _copy_list(value)
+        return value.copy() if _all_atomic(map(type, value)) else _copy_list(value)
     if kind is tuple or kind is frozenset:
         if _all_atomic(map(type, value)):
             return value
@@ -70,8 +70,6 @@ def _copy(value: Any) -> Any:
 
 
 def _copy_list(items: list[Any]) -> list[Any]:
-    if _all_atomic(map(type, items)):
-        return items.copy()
     if _flat_rows(items):
         return list(map(dict.copy, items))
     return [v if type(v) in _ATOMIC else _copy(v) for v in items]

@@ -149,7 +149,8 @@ class Dispatcher:
 
     def _watch_blocked(self) -> None:
         """Have the watcher look for blocked schedulers (with `_lock` held)."""
-        self._watch.set()
+        if not self._watch.is_set():  # the watcher clears it under `_lock` too: no wake-up is lost
+            self._watch.set()
         if self._watcher is None:
             self._watcher = threading.Thread(target=self._watching, name="actorgraph-dispatch-watch")
             self._watcher.daemon = True

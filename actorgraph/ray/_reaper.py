@@ -22,7 +22,7 @@ from pathlib import Path
 
 __all__ = ["main", "session_processes", "start"]
 
-_QUIET_ROUNDS = 3  # scans that find nothing before it ends (a raylet may be starting a worker)
+_QUIET_ROUNDS = 2  # scans that find nothing before it ends (a raylet may be starting a worker)
 _MOST_SECONDS = 30.0
 
 

@@ -98,6 +98,7 @@ class Statements:
     ids_of_rows: str
     refs: str
     blob_ids: str
+    thread_counts: str
     insert_answer: str
     claimed: str
     insert_metadata: str
@@ -171,6 +172,9 @@ def _reading(m: str) -> dict[str, str]:
             f" UNION ALL SELECT refs FROM actorgraph_writes WHERE thread_id = {m}"
         ),
         "blob_ids": f"SELECT blob_id FROM actorgraph_blobs WHERE thread_id = {m}",
+        "thread_counts": (  # read from actorgraph_threads_by_status alone (it holds every column used)
+            f"SELECT status, count(*) FROM actorgraph_threads WHERE thread_id NOT LIKE {m} GROUP BY status"
+        ),
         "claimed": (
             "SELECT interrupt_id, checkpoint_id, vertex, answered_by, answered_at, data"
             f" FROM actorgraph_answers WHERE thread_id = {m}"

@@ -147,6 +147,12 @@ class Checkpointer(Protocol):
     """What the engine needs of a store. Every method is safe to call from any thread.
 
     Errors of the store itself (locked, unreachable, full) raise `CheckpointError`.
+
+    A store may also have `thread_counts() -> dict[str, int]`: how many threads
+    (subgraphs' runs left out) have each status, as the stores of actorgraph
+    count them in the database. It is not required: the web inbox's `/runs`
+    counts the threads of a store without it by reading `threads()` a page at a
+    time, which reads every thread.
     """
 
     serializer: Serializer

@@ -6,6 +6,7 @@ import dataclasses
 import heapq
 import operator
 import threading
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -223,6 +224,11 @@ class MemoryCheckpointer(StoreBase):
         if limit is not None:
             return heapq.nsmallest(limit, infos, key=thread_order)
         return sorted(infos, key=thread_order)
+
+    def thread_counts(self) -> dict[str, int]:
+        """How many threads have each status (subgraphs' runs left out, as `threads()` leaves them)."""
+        with self._lock:
+            return dict(Counter(t.status for thread_id, t in self._open().items() if NS not in thread_id))
 
     def claim_answers(
         self, thread_id: str, expect_head: str, answers: Sequence[AnswerRow]

@@ -19,6 +19,7 @@ from starlette.responses import Response
 from actorgraph import ActorGraphError, Interrupt, Snapshot, ThreadNotFoundError, VertexResult
 from actorgraph._api.text import dumps
 from actorgraph.checkpoint import Checkpointer, CheckpointRow, ThreadInfo
+from actorgraph.checkpoint._store import thread_counts
 from actorgraph.web._ids import segment
 from actorgraph.web._picture import has_dot, svg
 from actorgraph.web._site import Site, site_of
@@ -227,19 +228,23 @@ async def graph_svg(request: Request, thread_id: str) -> Response:
 
 
 def _failures(site: Site) -> tuple[Counter[str], list[tuple[ThreadInfo, list[VertexResult], str]]]:
-    infos = site.store.threads()
-    counts = Counter(info.status for info in infos)
+    """The threads counted by status, and the newest `INBOX_ROWS` failed ones with their errors.
+
+    The store counts (one query on its status index) and lists one page of the
+    failed threads, so the page costs about the same in a store of ten threads
+    or of a million.
+    """
+    counts = Counter(thread_counts(site.store))
     failed: list[tuple[ThreadInfo, list[VertexResult], str]] = []
-    for info in infos:
-        if info.status == "error":
-            try:
-                results = site.compiled.get_state(info.thread_id).superstep.results.values()
-            except ThreadNotFoundError:
-                continue
-            except ActorGraphError as exc:
-                failed.append((info, [], _unreadable(info, exc)))
-                continue
-            failed.append((info, [r for r in results if r.status == "error"], ""))
+    for info in site.store.threads(status="error", limit=INBOX_ROWS):
+        try:
+            results = site.compiled.get_state(info.thread_id).superstep.results.values()
+        except ThreadNotFoundError:
+            continue
+        except ActorGraphError as exc:
+            failed.append((info, [], _unreadable(info, exc)))
+            continue
+        failed.append((info, [r for r in results if r.status == "error"], ""))
     return counts, failed
 
 
@@ -247,4 +252,4 @@ async def runs(request: Request) -> Response:
     """`/runs`: how many threads run, failed, are done or wait; the failures with their errors."""
     site = site_of(request)
     counts, failed = await run_in_threadpool(_failures, site)
-    return site.page(request, "runs.html", counts=counts, failed=failed[:INBOX_ROWS], statuses=STATUSES[:-1])
+    return site.page(request, "runs.html", counts=counts, failed=failed, statuses=STATUSES[:-1])

@@ -14,8 +14,10 @@ import pytest
 from store_rows import cid, row
 
 from actorgraph._model.errors import ConfigError
+from actorgraph.checkpoint import _store
 from actorgraph.checkpoint._protocol import ThreadInfo
 from actorgraph.checkpoint._sql import history_query, threads_query
+from actorgraph.checkpoint._store import thread_counts
 from actorgraph.checkpoint.postgres import PostgresCheckpointer
 from actorgraph.checkpoint.sqlite import SqliteCheckpointer
 
@@ -99,12 +101,14 @@ def _statements(m: str) -> dict[str, tuple[str, list[object]]]:
     """The statements of the store's lookups that must stay cheap, with placeholder `m`."""
     head = SqliteCheckpointer.sql.select_head if m == "?" else PostgresCheckpointer.sql.select_head
     select_row = SqliteCheckpointer.sql.select_row if m == "?" else PostgresCheckpointer.sql.select_row
+    sql = SqliteCheckpointer.sql if m == "?" else PostgresCheckpointer.sql
     return {
         "by status": threads_query(m, status="interrupted", limit=200, after=None),
         "by status, next page": threads_query(m, status="interrupted", limit=200, after=_AFTER),
         "every status": threads_query(m, status=None, limit=200, after=None),
         "every status, next page": threads_query(m, status=None, limit=200, after=_AFTER),
         "head": (head, ["t5", "t5"]),
+        "thread counts": (sql.thread_counts, ["%|%"]),
         "history page": history_query(select_row, m, "t5", limit=50, before=cid(9)),
     }
 
@@ -176,3 +180,42 @@ def test_postgres_adds_the_thread_indexes_to_a_database_made_before_them(postgre
     with psycopg.connect(postgres_db) as conn:
         found = {name for (name,) in conn.execute("SELECT indexname FROM pg_indexes")}
     assert found >= _INDEXES
+
+
+# -- counting threads by status: one query on the status index -----------------------------------------
+
+
+def test_thread_counts_count_each_status_and_leave_subgraph_threads_out(store_factory):
+    store = store_factory()
+    assert store.thread_counts() == {}
+    _fill(store, 10)  # t0, t3, t6, t9 interrupted
+    store.put(row("t1|child:1", 1, status="error"), expect_head=None)
+    assert store.thread_counts() == {"interrupted": 4, "done": 6}
+    store.put_writes("t2", cid(1), [], status="error")
+    store.delete_thread("t3")
+    assert store.thread_counts() == {"interrupted": 3, "done": 5, "error": 1}
+    assert store.thread_counts() == thread_counts(store)
+
+
+class _WithoutCounts:
+    """A checkpointer written before `thread_counts()` existed: the protocol alone, over a real store."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str):
+        if name == "thread_counts":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def test_a_store_without_thread_counts_is_counted_through_pages_of_threads(store_factory, monkeypatch):
+    store = store_factory()
+    _fill(store, 11)
+    store.put(row("t1|child:1", 1, status="error"), expect_head=None)
+    monkeypatch.setattr(_store, "COUNT_PAGE", 3)  # 11 threads: pages of 3, 3, 3 and 2
+    older = _WithoutCounts(store)
+    assert not hasattr(older, "thread_counts")
+    assert thread_counts(older) == store.thread_counts() == {"interrupted": 4, "done": 7}
+    monkeypatch.setattr(_store, "COUNT_PAGE", 4)  # 11 threads: the last page is short too
+    assert thread_counts(older) == {"interrupted": 4, "done": 7}

@@ -57,3 +57,33 @@ def test_a_search_reads_page_after_page_of_the_store(
     cut = client.get("/", params={"status": "all", "q": "t1"}).text
     assert _listed(cut) == expected[:50]
     assert "Showing the 50 newest matching threads; there are more" in cut
+
+
+class _Listing(SqliteCheckpointer):
+    """A real SQLite store that records the `limit` of every `threads()` call made on it."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits: list[int | None] = []
+
+    def threads(self, **kwargs):
+        self.limits.append(kwargs.get("limit"))
+        return super().threads(**kwargs)
+
+
+def test_runs_counts_in_the_store_and_lists_one_page_of_failures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _Listing(tmp_path / "runs.db") as store, web_graphs.approval.compile(store) as graph:
+        for n in range(THREADS):
+            status = "error" if n % 41 == 0 else "done"  # t0, t41, t82, t123, t164 failed
+            store.put(row(f"t{n}", 1, status=status), expect_head=None)
+            time.sleep(0.0002)
+        monkeypatch.setattr(_pages, "INBOX_ROWS", 3)
+        page = TestClient(app(graph), base_url="http://127.0.0.1").get("/runs").text
+        assert store.limits == [3]  # one page of the failed threads, and no listing of every thread
+    assert '<span class="status done">done</span> 200' in page
+    assert '<span class="status error">error</span> 5' in page
+    assert '<span class="status interrupted">interrupted</span> 0' in page
+    assert re.findall(r'<h3><a href="/threads/([^"]+)">', page) == ["t164", "t123", "t82"]
+    assert "Showing the 3 newest of 5 failed runs" in page

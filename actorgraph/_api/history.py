@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from actorgraph._actors.recorder import Recorder
@@ -21,12 +22,14 @@ from actorgraph._model.records import END, NS, START, ErrorInfo, Message, Node, 
 from actorgraph._model.results import Snapshot
 from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._load import Loaded, load
-from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
 from actorgraph.checkpoint._store import check_thread_id
 
 __all__ = ["History", "snapshot"]
 
 _SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
+STATUS_PAGE = 64
+"""Checkpoints `History.statuses` reads at a time (newest first) to colour a thread's picture."""
 
 
 def snapshot(
@@ -59,6 +62,21 @@ def snapshot(
         error=error,
         subgraphs=subgraphs or {},
     )
+
+
+def _latest(loaded: Loaded, *, head: bool) -> dict[str, str]:
+    """Each vertex's most severe status among the results pending at a checkpoint.
+
+    At the head, a vertex about to run without a result yet is "pending".
+    """
+    latest: dict[str, str] = {}
+    for result in loaded.pending.values():
+        previous = latest.get(result.vertex)
+        if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
+            latest[result.vertex] = result.status
+    if head:
+        latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+    return latest
 
 
 class History:
@@ -179,19 +197,24 @@ class History:
 
         The vertices inside subgraphs are listed by path (`research/fetch`), with
         their statuses in the newest run of that subgraph.
+
+        The history is read newest first, `STATUS_PAGE` checkpoints at a time,
+        and no further once every vertex has its status and every subgraph vertex
+        its newest run: no older checkpoint can change them. So a long thread
+        costs a page or two, unless a vertex never ran in it (a branch not
+        taken): then every checkpoint is read, to be sure.
         """
         spec = spec or self.spec
         out: dict[str, str] = {}
-        for index, row in enumerate(self._store().history(thread_id)):
+        wanted = {
+            *spec.vertices,
+            *(f"{v}/" for v, vertex in spec.vertices.items() if vertex.child is not None),
+        }
+        for index, row in enumerate(self._newest_first(thread_id)):
+            if wanted <= out.keys():
+                break
             loaded = self._load(thread_id, row.checkpoint_id)
-            latest: dict[str, str] = {}
-            for result in loaded.pending.values():
-                previous = latest.get(result.vertex)
-                if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
-                    latest[result.vertex] = result.status
-            if index == 0:
-                latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
-            for vertex, status in latest.items():
+            for vertex, status in _latest(loaded, head=index == 0).items():
                 out.setdefault(vertex, status)
             for namespace, child in self._children(spec, thread_id, loaded):
                 vertex = namespace.rpartition("@")[0].split(":")[0]
@@ -200,6 +223,16 @@ class History:
                     inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
                     out.update({f"{vertex}/{path}": status for path, status in inner.items()})
         return {path: status for path, status in out.items() if status}
+
+    def _newest_first(self, thread_id: str) -> Iterator[CheckpointRow]:
+        """The thread's checkpoints, newest first, read `STATUS_PAGE` at a time as they are taken."""
+        before: str | None = None
+        while True:
+            page = self._store().history(thread_id, limit=STATUS_PAGE, before=before)
+            yield from page
+            if len(page) < STATUS_PAGE:
+                return
+            before = page[-1].checkpoint_id
 
     def _base(self, pos: Position, replace: bool) -> Any:
         """The state an update applies to (none is needed to replace it)."""

@@ -44,7 +44,7 @@ BLOCKED_AFTER = 0.002  # seconds inside one slice after which a scheduler counts
 BUSY_SHARE = 0.2  # a slice whose thread used at least this share of a watcher interval's CPU is computing
 IDLE_RETIRE = 1.0  # seconds an extra scheduler waits for work before it ends
 MOST = 1024  # scheduler threads at most
-GROW = 16  # schedulers the watcher may add in one interval (or as many as there are, if more)
+GROW = 64  # schedulers the watcher may add in one interval (or as many as there are, if more)
 
 _local = threading.local()  # on a scheduler thread: `scheduler`, the _Scheduler it is
 

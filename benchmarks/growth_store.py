@@ -5,7 +5,8 @@ started as the tests start theirs, `tests/pg_server.py`):
 
 - **threads in one store** (10, 10,000, 1,000,000): `threads(status="interrupted")`
   (10 answers among them all), the first page of every thread (`threads(limit=200)`),
-  the web inbox's first page (`/` and `/?status=done`), `actorgraph threads` as a
+  the web inbox's first page (`/` and `/?status=done`), the threads counted by
+  status (`thread_counts()`) and the `/runs` page, `actorgraph threads` as a
   new process (its default `--limit`, and `--status interrupted`), and
   `get_state` of one thread; `threads()` unbounded too, which is what the
   inbox read before it read a page. The store is built fast: the waiting
@@ -15,7 +16,8 @@ started as the tests start theirs, `tests/pg_server.py`):
   new thread id and an older `updated_at`.
 - **long threads** (10, 1,000, 100,000 supersteps, a loop of one vertex, run by
   the engine with the default durability): `get_state`, `get_history(limit=10)`
-  (the first page), and `get_history()` whole.
+  (the first page), `get_history()` whole, and the thread's picture
+  (`draw_mermaid(thread)`, coloured from the newest checkpoints).
 
 Each figure is the median of `--repeat` runs after one warm-up, with the range;
 a figure whose single run takes seconds (a whole history of 100,000 checkpoints)
@@ -46,6 +48,7 @@ from typing import Any
 
 import actorgraph as ag
 from actorgraph.checkpoint import Checkpointer, PostgresCheckpointer, SqliteCheckpointer
+from actorgraph.checkpoint._store import thread_counts
 
 __all__ = ["Figure", "growth", "history_rows", "main", "markdown", "rows", "thread_rows"]
 
@@ -234,6 +237,8 @@ def _thread_figures(
         "threads(): every thread (the inbox's read before)": store.threads,
         "web inbox `/` (the waiting threads)": lambda: client.get("/").raise_for_status(),
         "web inbox `/?status=done` (200 of them)": lambda: client.get("/?status=done").raise_for_status(),
+        "thread_counts(): threads by status": lambda: thread_counts(store),
+        "web `/runs` (counts, a page of failures)": lambda: client.get("/runs").raise_for_status(),
         "`actorgraph threads` (in this process, --limit 100)": _cli_inside(place),
         "`actorgraph threads` (new process, --limit 100)": _cli(place),
         "`actorgraph threads --status interrupted`": _cli(place, "--status", "interrupted"),
@@ -278,6 +283,7 @@ def _history_figures(app: ag.CompiledGraph[Any], thread: str) -> dict[str, Calla
         "get_state": lambda: app.get_state(thread),
         "get_history(limit=10): the first page": lambda: app.get_history(thread, limit=10),
         "get_history(): every checkpoint": lambda: app.get_history(thread),
+        "the graph picture (`draw_mermaid(thread)`)": lambda: app.draw_mermaid(thread),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from actorgraph._actors.recorder import Recorder
@@ -21,7 +21,7 @@ from actorgraph._model.errors import (
 from actorgraph._model.records import END, NS, START, ErrorInfo, Message, Node, Position
 from actorgraph._model.results import Snapshot
 from actorgraph._model.spec import GraphSpec
-from actorgraph.checkpoint._load import Loaded, load
+from actorgraph.checkpoint._load import Loaded, load, outcomes
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
 from actorgraph.checkpoint._store import check_thread_id
 
@@ -64,18 +64,13 @@ def snapshot(
     )
 
 
-def _latest(loaded: Loaded, *, head: bool) -> dict[str, str]:
-    """Each vertex's most severe status among the results pending at a checkpoint.
-
-    At the head, a vertex about to run without a result yet is "pending".
-    """
+def _most_severe(outcomes: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each vertex's most severe status among (vertex, status) outcomes of one superstep."""
     latest: dict[str, str] = {}
-    for result in loaded.pending.values():
-        previous = latest.get(result.vertex)
-        if previous is None or _SEVERITY[result.status] > _SEVERITY[previous]:
-            latest[result.vertex] = result.status
-    if head:
-        latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+    for vertex, status in outcomes:
+        previous = latest.get(vertex)
+        if previous is None or _SEVERITY[status] > _SEVERITY[previous]:
+            latest[vertex] = status
     return latest
 
 
@@ -202,27 +197,43 @@ class History:
         and no further once every vertex has its status and every subgraph vertex
         its newest run: no older checkpoint can change them. So a long thread
         costs a page or two, unless a vertex never ran in it (a branch not
-        taken): then every checkpoint is read, to be sure.
+        taken): then every checkpoint is read, to be sure, but of a checkpoint
+        past the head only its task results once no subgraph run is sought.
         """
         spec = spec or self.spec
         out: dict[str, str] = {}
-        wanted = {
-            *spec.vertices,
-            *(f"{v}/" for v, vertex in spec.vertices.items() if vertex.child is not None),
-        }
+        subgraphs = {f"{v}/" for v, vertex in spec.vertices.items() if vertex.child is not None}
+        wanted = {*spec.vertices, *subgraphs}
         for index, row in enumerate(self._newest_first(thread_id)):
             if wanted <= out.keys():
                 break
-            loaded = self._load(thread_id, row.checkpoint_id)
-            for vertex, status in _latest(loaded, head=index == 0).items():
-                out.setdefault(vertex, status)
-            for namespace, child in self._children(spec, thread_id, loaded):
-                vertex = namespace.rpartition("@")[0].split(":")[0]
-                if f"{vertex}/" not in out:
-                    out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
-                    inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
-                    out.update({f"{vertex}/{path}": status for path, status in inner.items()})
+            if index and subgraphs <= out.keys():  # only the results are needed: no state is read
+                found = _most_severe(outcomes(self._store(), thread_id, row.checkpoint_id))
+                for vertex, status in found.items():
+                    out.setdefault(vertex, status)
+            else:
+                self._colour_at(spec, thread_id, row.checkpoint_id, out, head=index == 0)
         return {path: status for path, status in out.items() if status}
+
+    def _colour_at(
+        self, spec: GraphSpec, thread_id: str, checkpoint_id: str, out: dict[str, str], *, head: bool
+    ) -> None:
+        """Add to `out` the statuses a checkpoint gives vertices, and subgraph runs, not yet in it.
+
+        At the head, a vertex about to run without a result yet is "pending".
+        """
+        loaded = self._load(thread_id, checkpoint_id)
+        latest = _most_severe((r.vertex, r.status) for r in loaded.pending.values())
+        if head:
+            latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+        for vertex, status in latest.items():
+            out.setdefault(vertex, status)
+        for namespace, child in self._children(spec, thread_id, loaded):
+            vertex = namespace.rpartition("@")[0].split(":")[0]
+            if f"{vertex}/" not in out:
+                out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
+                inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
+                out.update({f"{vertex}/{path}": status for path, status in inner.items()})
 
     def _newest_first(self, thread_id: str) -> Iterator[CheckpointRow]:
         """The thread's checkpoints, newest first, read `STATUS_PAGE` at a time as they are taken."""

@@ -29,7 +29,7 @@ from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer, CheckpointR
 from actorgraph.checkpoint._shape import check_checkpoint, check_write, damaged, format_of
 from actorgraph.checkpoint._versions import Stored, read_versions
 
-__all__ = ["Loaded", "answer_aad", "claims_of", "load", "write_aad"]
+__all__ = ["Loaded", "answer_aad", "claims_of", "load", "outcomes", "write_aad"]
 
 
 def write_aad(thread_id: str, checkpoint_id: str, task_id: str) -> bytes:
@@ -126,24 +126,54 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         record = serializer.loads(row.data, aad=aad(thread_id, row.checkpoint_id))
         form = _checked(record, what, check_checkpoint)
         whole = whole_versions(record["nodes"], form)
-    stored: dict[str, dict[str, Any]] = {}
+    stored = _write_records(checkpointer, thread_id, row.checkpoint_id, what)
     with _reading(f"a task result stored against {what}"):
-        writes = checkpointer.get_writes(thread_id, row.checkpoint_id)
-    for task_id, w in writes.items():
-        with _reading(f"the result of task {task_id!r} stored against {what}"):
-            rec = serializer.loads(w.data, aad=write_aad(thread_id, row.checkpoint_id, task_id))
-            form = _checked(rec, f"the result of task {task_id!r} stored against {what}", check_write)
+        for rec, form in stored.values():
             whole.update(whole_versions(rec["nodes"], form))
-        stored[task_id] = rec
     with _reading(f"a state of {what}"):
         states, blobs = read_versions(checkpointer, thread_id, whole, what)
-    position, pending, pauses = _decoded(record, stored, states, what)
+    position, pending, pauses = _decoded(record, {t: rec for t, (rec, _) in stored.items()}, states, what)
     loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
     asked = [i.id for i in loaded.asked]
     with _reading(f"an answer claimed for {what}"):
         rows = checkpointer.get_answers(thread_id, asked) if asked else {}
         claims = claims_of(checkpointer, thread_id, rows.values())
     return dataclasses.replace(loaded, claims=claims) if claims else loaded
+
+
+def outcomes(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str) -> list[tuple[str, str]]:
+    """The vertex and status of each task result stored against a checkpoint, in task order.
+
+    Only the results' records are read: no checkpoint record, no state. Each is
+    checked as `load` checks it.
+
+    Raises:
+        CheckpointError: the store failed.
+        SerializationError: a result's bytes cannot be loaded, or are of the wrong shape.
+    """
+    what = f"checkpoint {checkpoint_id!r} of thread {thread_id!r}"
+    stored = _write_records(checkpointer, thread_id, checkpoint_id, what)
+    return [
+        (stored[t][0]["result"]["vertex"], stored[t][0]["result"]["status"])
+        for t in sorted(stored, key=task_order)
+    ]
+
+
+def _write_records(
+    checkpointer: Checkpointer, thread_id: str, checkpoint_id: str, what: str
+) -> dict[str, tuple[dict[str, Any], int]]:
+    """The task results stored against a checkpoint (`what` names it), decoded and checked, with formats."""
+    with _reading(f"a task result stored against {what}"):
+        writes = checkpointer.get_writes(thread_id, checkpoint_id)
+    stored: dict[str, tuple[dict[str, Any], int]] = {}
+    for task_id, w in writes.items():
+        with _reading(f"the result of task {task_id!r} stored against {what}"):
+            rec = checkpointer.serializer.loads(w.data, aad=write_aad(thread_id, checkpoint_id, task_id))
+            stored[task_id] = (
+                rec,
+                _checked(rec, f"the result of task {task_id!r} stored against {what}", check_write),
+            )
+    return stored
 
 
 def claims_of(checkpointer: Checkpointer, thread_id: str, rows: Iterable[AnswerRow]) -> dict[str, Claim]:

@@ -22,15 +22,22 @@ from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint import SqliteCheckpointer
 
 Compile = Callable[..., ag.CompiledGraph[Any]]
+SEVERITY = {"pending": 0, "ok": 1, "interrupt": 2, "error": 3}
 PAGE = 8  # STATUS_PAGE in these tests: a thread of a few dozen supersteps is many pages long
 
 
 class CountingStore(SqliteCheckpointer):
-    """A real SQLite store that counts the checkpoint rows it hands out (`history` and `get`)."""
+    """A real SQLite store that counts the checkpoints it hands out.
+
+    `read`: rows of `history()` and `get()`, and calls of `get_writes()` (the
+    task results of one checkpoint); `touched`: the checkpoints of `get()` and
+    `get_writes()`, by thread.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.read = 0
+        self.touched: set[tuple[str, str]] = set()
 
     def history(self, thread_id: str, **kwargs: Any) -> list[Any]:
         rows = super().history(thread_id, **kwargs)
@@ -39,8 +46,15 @@ class CountingStore(SqliteCheckpointer):
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> Any:
         row = super().get(thread_id, checkpoint_id)
-        self.read += row is not None
+        if row is not None:
+            self.read += 1
+            self.touched.add((thread_id, row.checkpoint_id))
         return row
+
+    def get_writes(self, thread_id: str, checkpoint_id: str) -> Any:
+        self.read += 1
+        self.touched.add((thread_id, checkpoint_id))
+        return super().get_writes(thread_id, checkpoint_id)
 
 
 @pytest.fixture
@@ -51,19 +65,31 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def every_checkpoint(found: History, thread_id: str, spec: GraphSpec | None = None) -> dict[str, str]:
-    """The colours as `statuses` made them before it read pages: from every checkpoint of the thread."""
+    """The colours as `statuses` made them before it read pages: every checkpoint of the thread, loaded."""
     spec = spec or found.spec
     out: dict[str, str] = {}
     for index, row in enumerate(found._store().history(thread_id)):
         loaded = found._load(thread_id, row.checkpoint_id)
-        for vertex, status in history._latest(loaded, head=index == 0).items():
+        latest: dict[str, str] = {}
+        for result in loaded.pending.values():
+            previous = latest.get(result.vertex)
+            if previous is None or SEVERITY[result.status] > SEVERITY[previous]:
+                latest[result.vertex] = result.status
+        if index == 0:
+            latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+        for vertex, status in latest.items():
             out.setdefault(vertex, status)
-        for namespace, child in found._children(spec, thread_id, loaded):
-            vertex = namespace.rpartition("@")[0].split(":")[0]
-            if f"{vertex}/" not in out:
-                out[f"{vertex}/"] = ""
-                inner = every_checkpoint(found, f"{thread_id}{NS}{namespace}", child)
-                out.update({f"{vertex}/{path}": status for path, status in inner.items()})
+        runs = [
+            (namespace.rpartition("@")[0].split(":")[0] + "/", namespace, child)
+            for namespace, child in found._children(spec, thread_id, loaded)
+        ]
+        for prefix, namespace, child in runs:
+            if prefix in out:  # a newer run of this subgraph was taken
+                continue
+            out[prefix] = ""
+            out |= {
+                prefix + p: c for p, c in every_checkpoint(found, thread_id + NS + namespace, child).items()
+            }
     return {path: status for path, status in out.items() if status}
 
 
@@ -97,7 +123,7 @@ def test_a_long_thread_is_coloured_from_its_newest_page(compile_graph: Compile, 
     old, read_before = colours(app, store, "long", old=True)
     assert new == old == {"inc": "ok"}
     assert read_before > 2 * steps  # every row of the history, then every row again to load it
-    assert read <= PAGE + 2  # one page of the history, and the two checkpoints the colours come from
+    assert read <= PAGE + 3  # one page of the history, the head, and the results of the checkpoint before
     assert "class v0 ok" in app.draw_mermaid("long")
 
 
@@ -111,7 +137,7 @@ def test_a_thread_paused_mid_loop_is_coloured_from_its_newest_checkpoints(
         app.invoke(None, thread_id="paused")
     new, read = colours(app, store, "paused")
     assert new == colours(app, store, "paused", old=True)[0] == {"inc": "interrupt"}
-    assert read <= PAGE + 1
+    assert read <= PAGE + 2  # one page of the history, and the head
 
 
 def test_a_vertex_that_never_ran_leaves_every_checkpoint_to_read(
@@ -121,9 +147,15 @@ def test_a_vertex_that_never_ran_leaves_every_checkpoint_to_read(
     app = compile_graph(loop(steps, branch=True), checkpointer=store)
     app.invoke({"n": 0}, thread_id="branch", recursion_limit=steps + 10)
     new, read = colours(app, store, "branch")
+    store.touched.clear()
     old, read_before = colours(app, store, "branch", old=True)
+    assert store.touched == {("branch", r.checkpoint_id) for r in store.history("branch")}
+    store.touched.clear()
+    assert colours(app, store, "branch")[0] == new
     assert new == old == {"inc": "ok"}
-    assert read == read_before  # `never` might have run in the oldest superstep: all are read, in pages
+    # `never` might have run in the oldest superstep: every checkpoint is read (its results only)
+    assert store.touched == {("branch", r.checkpoint_id) for r in store.history("branch")}
+    assert read < read_before
 
 
 def test_errors_and_questions_are_coloured_as_before(compile_graph: Compile, store: CountingStore) -> None:

@@ -9,6 +9,7 @@ runs at once, and a slow vertex never holds up another run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import queue
 import threading
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from actorgraph._actors.messages import CancelRun, Done, Launch, StartRun, Timed
 from actorgraph._actors.run import Run
 from actorgraph._actors.start import build_run
 from actorgraph._model.errors import ActorGraphError
+from actorgraph._model.records import UNSET
 
 __all__ = ["CoordinatorActor", "CoordinatorPool", "PooledCoordinatorActor"]
 
@@ -80,6 +82,8 @@ class _Coordinating(pykka.Actor):
             return
         with contextlib.suppress(InvalidStateError):
             launch.started.set_result(None)
+        # the run holds its state from here on: a big input is not kept alive a second time
+        launch.order = dataclasses.replace(launch.order, input=None, fresh=UNSET)
         self.runs[run.id] = run
         self._step(run.id, lambda r: r.begin(self.actor_ref))
 

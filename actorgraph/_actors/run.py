@@ -40,6 +40,7 @@ from actorgraph._model.errors import (
 from actorgraph._model.records import (
     ErrorInfo,
     Interrupt,
+    Position,
     RunStatus,
     SuperstepState,
     Task,
@@ -79,10 +80,11 @@ class Run:
     def __init__(self, workers: Workers, setup: RunSetup, launch: Launch) -> None:
         self.workers = workers
         self.spec = workers.spec
-        self.setup = setup
+        self.pos = setup.position
+        # `self.pos` moves on; the setup keeps no second reference to the starting state
+        self.setup = dataclasses.replace(setup, position=Position(setup.position.step))
         self.id = setup.run_id
         self.thread_id = setup.thread_id
-        self.pos = setup.position
         self.recorder = setup.recorder
         self.events = Emitter(self.id, self.thread_id, setup.listeners)
         self.env = setup.env

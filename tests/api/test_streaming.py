@@ -220,3 +220,23 @@ def test_draw_mermaid_of_a_thread_marks_each_vertex_with_its_last_status(compile
 def test_draw_png_renders(compile_graph: Compile, tmp_path: Any) -> None:
     path = compile_graph(chain()).draw_png(tmp_path / "graph.png")
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+def test_a_stream_ends_with_its_run_not_a_batch_later(
+    compile_graph: Compile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hot consumer sleeps `BATCH` between looks; the run's end must wake it at once."""
+    from actorgraph._api.stream import Mailbox
+
+    monkeypatch.setattr(Mailbox, "BATCH", 60.0)  # were the end not to wake it, a stream would take a minute
+    app = compile_graph(chain())
+    started = time.monotonic()
+    assert list(app.stream({"n": 1}, mode="values")) == [{"n": 1}, {"n": 2}, {"n": 20}, {"n": 25}]
+
+    async def drain() -> list[Any]:
+        return [item async for item in app.astream({"n": 1}, mode="updates")]
+
+    import asyncio
+
+    assert len(asyncio.run(drain())) == 3
+    assert time.monotonic() - started < 30, "a stream waited for its consumer's batch timer to end"

@@ -473,7 +473,7 @@ def test_an_async_vertex_without_a_bound_keeps_ray_calls_in_flight_bounded(backe
     g.add_vertex("fan", lambda s: None)
     g.add_vertex("work", work)
     g.add_edge(ag.START, "fan")
-    g.add_conditional_edges("fan", lambda s: [ag.Send("work", {"item": i}) for i in range(60)])
+    g.add_conditional_edges("fan", lambda s: [ag.Send("work", {"item": i}) for i in range(60)], ["work"])
     g.add_edge("work", ag.END)
     with g.compile(backend=backend) as app:
         result = app.invoke({"done": []})

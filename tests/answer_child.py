@@ -18,15 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ledger import note
+
 import actorgraph as ag
 from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
-
-
-def note(ledger: str, line: str) -> None:
-    with open(ledger, "a") as f:  # noqa: PTH123 - a plain append is the point
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def approval(ledger: str) -> ag.Graph:

@@ -14,19 +14,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ledger import note
+
 import actorgraph as ag
 from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
 from actorgraph.merge import append, by_key
 
 WORKERS = [f"w{i}" for i in range(5)]
 BLOCKED = {"w3", "w4"}
-
-
-def note(ledger: str, line: str) -> None:
-    with open(ledger, "a") as f:  # noqa: PTH123 - a plain append is the point
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def worker(name: str, ledger: str | None) -> Callable[[dict[str, Any]], dict[str, Any]]:

@@ -15,6 +15,8 @@ import sys
 import time
 from typing import Annotated, Any, NotRequired, TypedDict
 
+from ledger import note
+
 import actorgraph as ag
 from actorgraph.checkpoint import SqliteCheckpointer
 
@@ -25,13 +27,6 @@ class Research(TypedDict):
     topic: str
     results: Annotated[list[int], operator.add]
     summary: NotRequired[str]
-
-
-def note(ledger: str, line: str) -> None:
-    with open(ledger, "a") as f:  # noqa: PTH123 - a plain append is the point
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def build(ledger: str | None = None) -> ag.Graph[Research]:

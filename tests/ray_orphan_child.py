@@ -16,6 +16,8 @@ import sys
 import time
 from typing import Any
 
+from ledger import note
+
 import actorgraph as ag
 from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.merge import append, by_key
@@ -23,13 +25,6 @@ from actorgraph.ray import RayBackend  # sets Ray's sandbox settings before Ray 
 
 TASKS = int(os.environ.get("TASKS", "200"))
 SLEEP = float(os.environ.get("SLEEP", "3"))
-
-
-def note(ledger: str, line: str) -> None:
-    with open(ledger, "a") as f:  # noqa: PTH123 - a plain append is the point
-        f.write(line + "\n")
-        f.flush()
-        os.fsync(f.fileno())
 
 
 def build(ledger: str) -> ag.Graph:

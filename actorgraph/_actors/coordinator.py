@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import InvalidStateError
@@ -24,6 +23,7 @@ from actorgraph._actors.handle import settle
 from actorgraph._actors.messages import CancelRun, Done, Launch, StartRun, TimedOut
 from actorgraph._actors.run import Run
 from actorgraph._actors.start import build_run
+from actorgraph._actors.threaded import ThreadActor
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import UNSET
 
@@ -133,23 +133,12 @@ class _Coordinating(pykka.Actor):
             self.pool.release(self, launch)
 
 
-class CoordinatorActor(_Coordinating, pykka.ThreadingActor):
+class CoordinatorActor(_Coordinating, ThreadActor):
     """A coordinator on a thread of its own (the thread design)."""
 
-    use_daemon_thread = True
-
-    @staticmethod
-    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
-        return queue.SimpleQueue()
-
     def __init__(self, pool: CoordinatorPool, born: list[_Coordinating]) -> None:
-        pykka.ThreadingActor.__init__(self)
+        ThreadActor.__init__(self)
         self._join(pool, born)
-        self.thread: threading.Thread | None = None
-
-    def on_start(self) -> None:
-        """Remember the thread, so `close()` can wait for it to end."""
-        self.thread = threading.current_thread()
 
 
 class PooledCoordinatorActor(_Coordinating, PooledActor):

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import queue
-import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +30,7 @@ from actorgraph._actors.bounded import BoundedPool, Joinable, Worker
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.dispatcher import Dispatcher, PooledActor
 from actorgraph._actors.messages import Done, Order
+from actorgraph._actors.threaded import ThreadActor
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.task import run_attempt
 from actorgraph._model.errors import RunCancelledError, SerializationError, VertexActorDiedError
@@ -269,22 +268,12 @@ class _VertexWork(pykka.Actor):
             self.stop()
 
 
-class VertexActor(_VertexWork, pykka.ThreadingActor):
+class VertexActor(_VertexWork, ThreadActor):
     """One worker of a vertex's pool: an inbox and a thread."""
 
-    use_daemon_thread = True  # a forgotten close() must not keep the interpreter alive
-
-    @staticmethod
-    def _create_actor_inbox() -> Any:  # pykka's hook for actor implementors: a C queue is faster
-        return queue.SimpleQueue()
-
     def __init__(self, pool: VertexPool, born: list[_VertexWork]) -> None:
-        pykka.ThreadingActor.__init__(self)
+        ThreadActor.__init__(self)
         self._join(pool, born)
-
-    def on_start(self) -> None:
-        """Remember the thread, so `close()` can wait for it to end."""
-        self.thread = threading.current_thread()
 
 
 class PooledVertexActor(_VertexWork, PooledActor):

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from actorgraph._model.errors import ActorGraphError, ConfigError
 from actorgraph._model.records import Interrupt
 
-__all__ = ["Context", "InterruptSignal", "interrupt", "interrupt_id", "is_interrupt_id"]
+__all__ = [
+    "Context",
+    "InterruptSignal",
+    "MessagePiece",
+    "chunk_of",
+    "interrupt",
+    "interrupt_id",
+    "is_interrupt_id",
+]
 
 C = TypeVar("C")
 
@@ -28,7 +37,7 @@ class Context(Generic[C]):
             checkpointed; assign to change it.
     """
 
-    __slots__ = ("_emit", "attempt", "context", "step", "task_id", "thread_id", "value", "vertex")
+    __slots__ = ("_emit", "_message_id", "attempt", "context", "step", "task_id", "thread_id", "value", "vertex")
 
     def __init__(  # noqa: PLR0913 - a record of the task's surroundings
         self,
@@ -50,14 +59,64 @@ class Context(Generic[C]):
         self.context = context
         self.value = value
         self._emit = emit
+        self._message_id: str | None = None
 
     def emit(self, payload: Any) -> None:
         """Send a custom event to the run's listeners and `stream(mode="custom")`."""
         if self._emit is not None:
             self._emit(payload)
 
+    def stream_message(self, piece: Any, *, id: str | None = None) -> None:  # noqa: A002 - a message's id
+        """Send a piece of a message to `stream(mode="messages")` as the vertex makes it (LLM tokens).
+
+        Args:
+            piece: a string (a piece of an assistant message's text), a message dict
+                (`{"role": ..., "content": ...}`), or a langchain-core message chunk,
+                which is passed on as it is.
+            id: the id of the message the piece belongs to; pieces of one message
+                share it. By default every piece of this task attempt belongs to one
+                message, whose id is made on the first piece.
+        """
+        if self._emit is None:
+            return
+        if id is None:
+            if self._message_id is None:
+                import uuid  # noqa: PLC0415 - only vertices that stream need it
+
+                self._message_id = f"msg-{uuid.uuid4().hex}"
+            id = self._message_id  # noqa: A001
+        self._emit(MessagePiece(chunk_of(piece, id)))
+
     def __repr__(self) -> str:
         return f"Context(vertex={self.vertex!r}, step={self.step}, attempt={self.attempt})"
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePiece:
+    """What `ctx.stream_message` hands the run's emitter (it becomes a `MessageChunk` event)."""
+
+    chunk: Any
+
+
+def chunk_of(piece: Any, id: str) -> Any:  # noqa: A002 - a message's id
+    """The chunk `stream(mode="messages")` yields for `piece`: a message dict with `id`, or `piece` itself.
+
+    Raises:
+        ActorGraphError: a piece that is neither a string, a message dict nor a message object.
+    """
+    if isinstance(piece, str):
+        return {"role": "assistant", "content": piece, "id": id}
+    if isinstance(piece, dict):
+        if "id" in piece and piece["id"] is not None:
+            return piece
+        return {"role": "assistant", **piece, "id": id}
+    if hasattr(piece, "content"):  # a langchain-core message chunk: as the model gave it
+        return piece
+    msg = (
+        f"ctx.stream_message() takes a string, a message dict or a message chunk, got "
+        f"{type(piece).__name__}; pass the text of the piece"
+    )
+    raise ActorGraphError(msg)
 
 
 class InterruptSignal(BaseException):

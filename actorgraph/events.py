@@ -20,6 +20,7 @@ __all__ = [
     "Interrupted",
     "JoinWaiting",
     "Listener",
+    "MessageChunk",
     "RetryScheduled",
     "RunFinished",
     "RunStarted",
@@ -181,3 +182,29 @@ class Custom(Event):
     task_id: str
     vertex: str
     payload: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MessageChunk(Event):
+    """A piece of a message a vertex made (`ctx.stream_message`, or the agent's model streaming).
+
+    Attributes:
+        task_id: the task that made it.
+        vertex: its vertex.
+        chunk: a message dict (`{"role": "assistant", "content": piece, "id": ...}`,
+            the pieces of one message sharing its id), or a langchain-core chunk.
+    """
+
+    task_id: str
+    vertex: str
+    chunk: Any
+
+    def metadata(self) -> dict[str, Any]:
+        """What `stream(mode="messages")` pairs the chunk with: where it was made."""
+        return {
+            "vertex": self.vertex,
+            "step": self.step,
+            "task_id": self.task_id,
+            "thread_id": self.thread_id,
+            "namespace": self.namespace,
+        }

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from actorgraph._actors.log import log, stdlib_logger
+from actorgraph._engine.context import MessagePiece
 from actorgraph._model.records import Task
 from actorgraph.events import (
     Custom,
@@ -21,6 +22,7 @@ from actorgraph.events import (
     Interrupted,
     JoinWaiting,
     Listener,
+    MessageChunk,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -81,7 +83,11 @@ class Emitter:
         return tuple(_Tagged(getattr(fn, "listener", fn), namespace) for fn, _ in self._listeners)
 
     def custom(self, task: Task, payload: object) -> None:
-        """What `ctx.emit(payload)` does in a vertex of this run."""
+        """What `ctx.emit(payload)` (and `ctx.stream_message`) does in a vertex of this run."""
+        if type(payload) is MessagePiece:
+            chunk = payload.chunk
+            self.emit(MessageChunk(self.run_id, self.thread_id, task.step, task.id, task.vertex, chunk))
+            return
         self.emit(Custom(self.run_id, self.thread_id, task.step, task.id, task.vertex, payload))
 
 
@@ -111,6 +117,7 @@ _ROUTINE: dict[type[Event], tuple[int, str]] = {
     Interrupted: (logging.INFO, "interrupted"),
     JoinWaiting: (logging.WARNING, "join never fired"),
     Custom: (logging.DEBUG, "custom"),
+    MessageChunk: (logging.DEBUG, "message chunk"),
 }
 
 
@@ -152,6 +159,6 @@ def log_fields(event: Event) -> dict[str, Any]:
             fields["status"] = status
             if error is not None:
                 fields["error"] = error.type
-        case Custom(vertex=vertex, task_id=task_id):
+        case Custom(vertex=vertex, task_id=task_id) | MessageChunk(vertex=vertex, task_id=task_id):
             fields.update(vertex=vertex, task_id=task_id)
     return fields

@@ -51,6 +51,7 @@ from actorgraph.events import (
     Custom,
     Interrupted,
     JoinWaiting,
+    MessageChunk,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -88,7 +89,7 @@ class Run:
         self.recorder = setup.recorder
         self.events = Emitter(self.id, self.thread_id, setup.listeners)
         self.env = setup.env
-        if self.events.wants(TaskStarted) or self.events.wants(Custom):
+        if self.events.wants(TaskStarted) or self.events.wants(Custom) or self.events.wants(MessageChunk):
             self.env = dataclasses.replace(setup.env, listen=self.events.emit, emit=self.events.custom)
         self.launch = launch
         self.cancel_event = launch.cancel  # read on every dispatch and settle

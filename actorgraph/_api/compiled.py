@@ -126,8 +126,10 @@ class CompiledGraph(Generic[S]):
             mode: "values" (the run's state after each committed superstep,
                 starting with the state it starts from), "updates" (`{task_id:
                 state}` for each finished task), "events" (every event record),
-                "custom" (what vertices send with `ctx.emit`); a list of modes
-                yields `(mode, item)` pairs.
+                "custom" (what vertices send with `ctx.emit`), "messages"
+                (`(chunk, metadata)` for each message piece a vertex streams, LLM
+                tokens: see `Context.stream_message`; a subgraph's pieces too, with
+                its namespace in the metadata); a list of modes yields `(mode, item)` pairs.
             subgraphs: yield the items of subgraphs' runs too, each tagged with
                 its namespace as a tuple: `(namespace, item)`, or `(namespace, mode,
                 item)` with a list of modes (`()` is the run itself).

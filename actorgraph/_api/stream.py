@@ -21,17 +21,18 @@ from typing import Any, Final
 from actorgraph._actors.handle import RunHandle
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import NS
-from actorgraph.events import Custom, Event, SuperstepCommitted, TaskFinished
+from actorgraph.events import Custom, Event, MessageChunk, SuperstepCommitted, TaskFinished
 
 __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
 
-MODES: Final = ("values", "updates", "events", "custom")
+MODES: Final = ("values", "updates", "events", "custom", "messages")
 
 _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
     "values": frozenset({SuperstepCommitted}),
     "updates": frozenset({TaskFinished}),
     "events": None,
     "custom": frozenset({Custom}),
+    "messages": frozenset({MessageChunk}),
 }
 
 _SKIP: Final = object()
@@ -56,6 +57,8 @@ def _item(mode: str, event: Event) -> Any:
             return {result.task_id: result.state}
         case "custom", Custom(payload=payload):
             return payload
+        case "messages", MessageChunk(chunk=chunk):
+            return (chunk, event.metadata())
         case "events", _:
             return event
     return _SKIP
@@ -86,6 +89,11 @@ class StreamSink:
     def __call__(self, event: Event) -> None:
         namespace = event.namespace
         if namespace and not self.subgraphs:
+            # a subgraph's message pieces stream without `subgraphs`, as LangGraph's do:
+            # their metadata names the namespace
+            if type(event) is MessageChunk and "messages" in self.modes:
+                item = _item("messages", event)
+                self.put(("messages", item) if self.pairs else item)
             return
         if self.single:  # the common case, a superstep's one item: no tuple, no loop
             item = _item(self.single, event)

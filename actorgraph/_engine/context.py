@@ -37,7 +37,17 @@ class Context(Generic[C]):
             checkpointed; assign to change it.
     """
 
-    __slots__ = ("_emit", "_message_id", "attempt", "context", "step", "task_id", "thread_id", "value", "vertex")
+    __slots__ = (
+        "_emit",
+        "_message_id",
+        "attempt",
+        "context",
+        "step",
+        "task_id",
+        "thread_id",
+        "value",
+        "vertex",
+    )
 
     def __init__(  # noqa: PLR0913 - a record of the task's surroundings
         self,

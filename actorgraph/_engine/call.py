@@ -65,6 +65,8 @@ class Call:
         resumes: the answers to the task's interrupts so far.
         failure: when given, call the vertex's `on_error` handler for it.
         line: the line of the thread's history the run continues (names its questions).
+        store: the graph's `compile(store=...)` object (`ctx.store`), or None; it
+            travels with the call (a SQL store reconnects in the other process).
     """
 
     vertex: str
@@ -77,6 +79,7 @@ class Call:
     resumes: tuple[Any, ...]
     failure: ErrorInfo | None = None
     line: str | None = None
+    store: Any = None
 
     def context_for(self, emit: Callable[[Any], None] | None) -> Context[Any]:
         """The `ctx` the vertex is given."""
@@ -89,6 +92,7 @@ class Call:
             context=self.context,
             value=self.value,
             emit=emit,
+            store=self.store,
         )
 
 

@@ -35,6 +35,8 @@ class Context(Generic[C]):
         context: the `context=` object given to `invoke` (configuration, clients).
         value: the vertex's private Pregel value: kept across supersteps and
             checkpointed; assign to change it.
+        store: the `compile(store=...)` object (a memory store shared by every
+            thread of the graph, its subgraphs included), or None.
     """
 
     __slots__ = (
@@ -43,6 +45,7 @@ class Context(Generic[C]):
         "attempt",
         "context",
         "step",
+        "store",
         "task_id",
         "thread_id",
         "value",
@@ -60,6 +63,7 @@ class Context(Generic[C]):
         context: C,
         value: Any,
         emit: Callable[[Any], None] | None,
+        store: Any = None,
     ) -> None:
         self.step = step
         self.attempt = attempt
@@ -70,6 +74,7 @@ class Context(Generic[C]):
         self.value = value
         self._emit = emit
         self._message_id: str | None = None
+        self.store = store
 
     def emit(self, payload: Any) -> None:
         """Send a custom event to the run's listeners and `stream(mode="custom")`."""

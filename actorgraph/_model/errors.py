@@ -31,6 +31,7 @@ __all__ = [
     "RunCancelledError",
     "RunTimeoutError",
     "SerializationError",
+    "StoreError",
     "StuckVertexWarning",
     "ThreadNotFoundError",
     "VertexActorDiedError",
@@ -368,3 +369,11 @@ class ThreadNotFoundError(CheckpointError):
 
 class SerializationError(ActorGraphError):
     """Raised when the configured serializer cannot save a state or load a stored checkpoint."""
+
+
+class StoreError(ActorGraphError):
+    """Raised by a memory store (`actorgraph.store`) that cannot read or write its database.
+
+    Also raised when a closed store is used, and when a `MemoryStore` is pickled
+    (it lives in one process; `SqliteStore` or `PostgresStore` cross processes).
+    """

@@ -1,0 +1,102 @@
+"""A memory store in one SQLite file (stdlib `sqlite3`, WAL mode), shared by threads and processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from actorgraph._model.errors import StoreError
+from actorgraph.checkpoint.sqlite import _DIALECT
+from actorgraph.store._sql import Conn, SqlStore
+
+__all__ = ["SqliteStore"]
+
+_T = TypeVar("_T")
+
+
+class SqliteStore(SqlStore):
+    """Keeps values in a SQLite database file; safe to use from many threads and processes.
+
+    One connection, guarded by a lock, serves every thread of the process; other
+    processes may open the same file (SQLite's locks and the busy timeout order
+    their writes). The file is put in WAL mode; the tables (`actorgraph_store*`)
+    are created on first use, so a store may share a file with a
+    `SqliteCheckpointer`. Use it as a context manager or call `close()`.
+
+    A `SqliteStore` pickles as its arguments: the copy (in a Ray worker, a child
+    process) opens the same file on its first call.
+
+    Args:
+        path: the database file (str or path).
+        index: a semantic index `{"embed": fn, "dims": n, "fields": [...]}` (see `MemoryStore`);
+            pickled with the store, so `fn` must be picklable to cross processes.
+        timeout: the busy timeout: seconds to wait for another connection's lock
+            before a call fails with `StoreError` (never a hang).
+        clock: the wall clock (seconds since the epoch) that stamps and expires values.
+
+    Raises:
+        ConfigError: `index` is malformed.
+        StoreError: the file cannot be opened or is not a SQLite database.
+    """
+
+    dialect = _DIALECT
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        index: Mapping[str, Any] | None = None,
+        *,
+        timeout: float = 5.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._configure(path=os.fspath(path), index=index, timeout=timeout, clock=clock)
+        try:
+            self._call("opening the store", lambda conn: None)
+        except BaseException:
+            self.close()
+            raise
+
+    def _configure(self, **arguments: Any) -> None:
+        self._path: str = arguments["path"]
+        self._timeout: float = arguments["timeout"]
+        self._setup(repr(self._path), arguments["index"], arguments["clock"])
+
+    def _arguments(self) -> dict[str, Any]:
+        return {"path": self._path, "index": self._index_config, "timeout": self._timeout, "clock": self._clock}
+
+    def _connect(self) -> Conn:
+        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _run_in_transaction(self, conn: Conn, work: Callable[[Conn], _T]) -> _T:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+        return result
+
+    def _failure(self, op: str, exc: Exception) -> StoreError | None:
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        text = str(exc).lower()
+        if "locked" in text or "busy" in text:
+            hint = "another connection held the file's lock longer than the busy timeout; retry, or give a longer timeout="
+        elif "not a database" in text or "malformed" in text:
+            hint = "the file is not an intact SQLite database; give another path"
+        else:
+            hint = "check that the file and its directory exist and are writable, and that the disk has room"
+        return StoreError(f"SQLite store {self._path!r}: {op} failed: {exc}. What to do: {hint}.")

@@ -1,0 +1,243 @@
+"""`ToolNode`: a vertex that runs the tool calls of the last assistant message, each as a task of its own.
+
+Added with `add_vertex("tools", ToolNode(tools))`, it runs as a small subgraph:
+one `Send` task per tool call, so the calls run in parallel on actors, each is
+retried by the vertex's `RetryPolicy` and bounded by its `timeout`, and each
+finished call is checkpointed the moment it finishes. A process killed after
+two of three calls re-runs only the third on resume. The tool messages are
+added to the state's messages in the order of the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from actorgraph._api.graph import Graph
+from actorgraph._engine.context import Context
+from actorgraph._model.errors import ConfigError, GraphValidationError
+from actorgraph._model.records import END, START, Send
+from actorgraph._model.schema import Schema
+from actorgraph.merge import append, by_key
+from actorgraph.messages import last_message, tool_calls_of, tool_message
+from actorgraph.prebuilt._tools import InjectedState, Tool, ToolCallError, as_tool, result_text, tool_names
+
+__all__ = ["ToolNode", "tools_condition"]
+
+ErrorHandling = bool | str | Callable[[BaseException], str]
+_CALL = "call"  # the inner vertex: one task per tool call
+
+
+def _error_text(error: BaseException) -> str:
+    kind = getattr(error, "type", None) or type(error).__name__  # a RecordedError keeps the type's name
+    return f"Error: {kind.rpartition('.')[2]}: {error}\n Please fix your mistakes."
+
+
+class ToolNode:
+    """A vertex that runs every tool call of the last assistant message and adds one tool message per call.
+
+    Each call is a task of its own (parallel, retried by the vertex's `retry`,
+    bounded by its `timeout`, checkpointed when it finishes). An unknown tool
+    name or arguments that do not fit the tool's schema are not retried. When a
+    call's retries are spent (or it was not retried), its error becomes a tool
+    message with the error's text when `handle_tool_errors` is true, so the
+    model can correct itself; otherwise the vertex fails. A tool may call
+    `interrupt()` to ask a person before it acts.
+
+    Example:
+        ```python
+        g = Graph(state=MessagesState)
+        g.add_vertex("agent", call_model, returns="update")
+        g.add_vertex("tools", ToolNode([search, add]), retry=RetryPolicy())
+        g.add_edge(START, "agent")
+        g.add_conditional_edges("agent", tools_condition)
+        g.add_edge("tools", "agent")
+        ```
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Any],
+        *,
+        handle_tool_errors: ErrorHandling = True,
+        messages_key: str = "messages",
+    ) -> None:
+        """Read the tools.
+
+        Args:
+            tools: Python functions (name, docstring and type hints make the tool)
+                or langchain-core tools.
+            handle_tool_errors: True (the error's text becomes the tool message),
+                a fixed message, a function `error -> message`, or False (the vertex fails).
+            messages_key: the state key holding the conversation.
+
+        Raises:
+            ConfigError: a tool that is not one, or two tools of one name.
+        """
+        self.tools: dict[str, Tool] = {}
+        for tool in map(as_tool, tools):
+            if tool.name in self.tools:
+                msg = f"two tools are named {tool.name!r}; give each tool a unique name"
+                raise ConfigError(msg)
+            self.tools[tool.name] = tool
+        if not (isinstance(handle_tool_errors, (bool, str)) or callable(handle_tool_errors)):
+            msg = "handle_tool_errors must be True, False, a message or a function error -> message"
+            raise ConfigError(msg)
+        self.handle_tool_errors = handle_tool_errors
+        self.messages_key = messages_key
+        self._wants_state = any(  # only then does each call's task carry the state
+            m is InjectedState or isinstance(m, InjectedState)
+            for t in self.tools.values()
+            for m in t.injected.values()
+        )
+
+    def __repr__(self) -> str:
+        return f"ToolNode([{tool_names(self.tools)}])"
+
+    def specs(self) -> list[dict[str, Any]]:
+        """The tools as a model is told about them (`{"name", "description", "parameters"}` each)."""
+        return [tool.spec() for tool in self.tools.values()]
+
+    # -- one call ------------------------------------------------------------------------------
+
+    def run_call(self, call: Mapping[str, Any], *, state: Any = None, store: Any = None) -> dict[str, Any]:
+        """Run one tool call and return its tool message (errors raise; see `error_message`).
+
+        Raises:
+            ToolCallError: an unknown tool, or arguments that do not fit its schema.
+        """
+        name, call_id = call.get("name"), str(call.get("id") or "")
+        tool = self.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            msg = f"the model called tool {name!r}, which is not one of: {tool_names(self.tools)}"
+            raise ToolCallError(msg)
+        args = call.get("args", {})
+        tool.check(args)
+        result = tool.call(args, state=state, store=store, call_id=call_id)
+        return tool_message(result_text(result), call_id, tool.name)
+
+    def error_message(self, call: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
+        """The tool message that reports `error` to the model (by `handle_tool_errors`)."""
+        handling = self.handle_tool_errors
+        if isinstance(handling, str):
+            text = handling
+        elif callable(handling) and not isinstance(handling, bool):
+            text = str(handling(error))
+        else:
+            text = _error_text(error)
+        message = tool_message(text, str(call.get("id") or ""), str(call.get("name") or ""))
+        return {**message, "status": "error"}
+
+    # -- outside a graph -------------------------------------------------------------------------
+
+    def invoke(self, state: Any, *, store: Any = None) -> dict[str, Any]:
+        """Run the calls of `state`'s last message one after another, outside a graph.
+
+        Returns:
+            `{messages_key: [tool message, ...]}`.
+        """
+        messages = []
+        for call in self._calls(state):
+            try:
+                messages.append(self.run_call(call, state=state, store=store))
+            except Exception as exc:
+                if self.handle_tool_errors is False:
+                    raise
+                messages.append(self.error_message(call, exc))
+        return {self.messages_key: messages}
+
+    __call__ = invoke
+
+    def _calls(self, state: Any) -> list[dict[str, Any]]:
+        messages = state.get(self.messages_key, []) if isinstance(state, Mapping) else state
+        last = last_message(messages)
+        return tool_calls_of(last) if last is not None else []
+
+    # -- inside a graph: a subgraph of one task per call -----------------------------------------
+
+    def as_vertex(self, graph: Any, name: str, options: dict[str, Any]) -> tuple[Graph[Any], dict[str, Any]]:
+        """What `add_vertex(name, tool_node, **options)` adds: a subgraph running one task per call.
+
+        `retry`, `timeout` and `concurrency` apply to each call's task.
+
+        Raises:
+            GraphValidationError: the graph has no reducer for the messages key, so
+                the tool messages would replace the conversation.
+        """
+        self._check_reducer(graph, name)
+        inner_options: dict[str, Any] = {
+            k: options.pop(k) for k in ("retry", "timeout", "concurrency") if k in options
+        }
+        if self.handle_tool_errors is not False:
+            inner_options["on_error"] = self._on_error
+        inner: Graph[Any] = Graph(
+            merge=by_key({"results": append}),
+            name=f"{name}.calls",
+            retry=inner_options.pop("retry", None) or graph.retry or None,
+            returns="state",
+        )
+        inner.add_vertex(_CALL, self._task, **inner_options)
+        inner.add_conditional_edges(START, self._fan_out, {_CALL: _CALL, END: END})
+        inner.add_edge(_CALL, END)
+        options.setdefault("retry", [])  # each call's task is retried, not the whole step
+        options["input"] = self._input
+        options["output"] = self._output
+        return inner, options
+
+    __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
+
+    def _check_reducer(self, graph: Any, name: str) -> None:
+        key = self.messages_key
+        reducers = dict(getattr(graph.merge, "reducers", None) or {})
+        if graph.state is not None:
+            reducers.update(Schema(graph.state).reducers)
+        if key not in reducers:
+            msg = (
+                f"vertex {name!r}: ToolNode adds its tool messages to state[{key!r}] through that key's "
+                f"reducer, and the graph declares none, so they would replace the conversation; use "
+                f"Graph(state=MessagesState) or merge=by_key({{{key!r}: add_messages}})"
+            )
+            raise GraphValidationError(msg)
+
+    def _input(self, state: Any) -> dict[str, Any]:
+        inner: dict[str, Any] = {"results": [], "calls": self._calls(state)}
+        if self._wants_state:
+            inner["state"] = state
+        return inner
+
+    def _output(self, final: Mapping[str, Any]) -> dict[str, Any]:
+        return {self.messages_key: list(final["results"])}
+
+    def _fan_out(self, inner: Mapping[str, Any]) -> Sequence[Send] | str:
+        calls = inner["calls"]
+        if not calls:
+            return END
+        carried = {k: v for k, v in inner.items() if k != "calls"}  # a call's task needs its call only
+        return [Send(_CALL, {**carried, "call": call}) for call in calls]
+
+    def _task(self, inner: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
+        call = inner["call"]
+        try:
+            message = self.run_call(call, state=inner.get("state"), store=getattr(ctx, "store", None))
+        except ToolCallError as mistake:  # the model's mistake: never retried, told to the model
+            if self.handle_tool_errors is False:
+                raise
+            message = self.error_message(call, mistake)
+        return {**_without_call(inner), "results": [message]}
+
+    def _on_error(self, inner: dict[str, Any], error: BaseException) -> dict[str, Any]:
+        return {**_without_call(inner), "results": [self.error_message(inner["call"], error)]}
+
+
+def _without_call(inner: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in inner.items() if k != "call"}
+
+
+def tools_condition(state: Any, messages_key: str = "messages") -> str:
+    """A router: `"tools"` when the last message asks for tool calls, else `END`.
+
+    `state` is a state mapping (its `messages_key`) or a list of messages.
+    """
+    messages = state.get(messages_key, []) if isinstance(state, Mapping) else state
+    last = last_message(messages)
+    return "tools" if last is not None and tool_calls_of(last) else END

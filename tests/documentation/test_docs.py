@@ -41,6 +41,7 @@ class Example(NamedTuple):
 
 # Examples that tests/documentation/test_examples.py does not run; `{tmp}` is a fresh directory.
 RUNS: dict[str, Example] = {
+    "agent.py": Example((), "Lima: sunny after 3 attempts"),
     "approval.py": Example(("--db", "{tmp}/a.db", "ask", "release notes"), '"status": "published"', "y\n"),
     "approval_inbox.py": Example((), "inbox empty; every expense settled"),
     "checkpoints.py": Example((), "durability='exit': 1 checkpoint(s)"),

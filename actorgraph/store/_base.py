@@ -54,7 +54,9 @@ class BaseStore:
     Subclasses: `MemoryStore`, `SqliteStore`, `PostgresStore`.
     """
 
-    def __init__(self, *, index: Mapping[str, Any] | None = None, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, *, index: Mapping[str, Any] | None = None, clock: Callable[[], float] | None = None
+    ) -> None:
         self._index_config = index
         self._index = Index.of(index)
         self._clock = clock or time.time
@@ -62,8 +64,12 @@ class BaseStore:
 
     # -- what a store implements -----------------------------------------------------------------
 
-    def _save(self, namespace: str, key: str, value: str | None, now: float, expires: float | None, vectors: Vectors) -> None:
-        """Store `value` under (namespace, key), keeping created_at (None: delete the row)."""
+    def _save(self, row: Row, expires: float | None, vectors: Vectors) -> None:
+        """Store `row` (created and updated now), keeping the created_at of a live row it replaces."""
+        raise NotImplementedError
+
+    def _remove(self, namespace: str, key: str) -> None:
+        """Delete the row under (namespace, key), if any."""
         raise NotImplementedError
 
     def _load(self, namespace: str, key: str, now: float) -> Row | None:
@@ -74,8 +80,8 @@ class BaseStore:
         """The live rows under `prefix` ("" for all), newest update first, then by namespace and key."""
         raise NotImplementedError
 
-    def _vectors(self, prefix: str, now: float) -> dict[tuple[str, str], list[list[float]]]:
-        """The vectors of the live rows under `prefix`, by (namespace, key)."""
+    def _vectors(self, prefix: str) -> dict[tuple[str, str], list[list[float]]]:
+        """The vectors of the rows under `prefix`, by (namespace, key) (expired ones may be among them)."""
         raise NotImplementedError
 
     def _namespaces(self, now: float) -> list[str]:
@@ -91,7 +97,14 @@ class BaseStore:
 
     # -- the methods -------------------------------------------------------------------------------
 
-    def put(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None, *, ttl: float | Any = None) -> None:
+    def put(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any] | None,
+        *,
+        ttl: float | Any = None,
+    ) -> None:
         """Store `value` under `key` in `namespace`, replacing what was there (its `created_at` is kept).
 
         With a semantic index, the index's fields of the value are embedded now
@@ -113,14 +126,16 @@ class BaseStore:
         ns, key = join(check_namespace(namespace)), check_key(key)
         now = self._clock()
         if value is None:
-            self._save(ns, key, None, now, None, [])
+            self._remove(ns, key)
             return
         text, expires = encode_value(key, value), expiry(ttl, now)
         vectors: Vectors = []
         if self._index is not None:
             texts = self._index.texts(value)
-            vectors = list(zip([f for f, _ in texts], self._index.vectors([t for _, t in texts]), strict=True))
-        self._save(ns, key, text, now, expires, vectors)
+            vectors = list(
+                zip([f for f, _ in texts], self._index.vectors([t for _, t in texts]), strict=True)
+            )
+        self._save(Row(ns, key, text, now, now), expires, vectors)
         if now - self._swept >= SWEEP_EVERY:
             self.sweep()
 
@@ -141,9 +156,9 @@ class BaseStore:
             ConfigError: a bad namespace or key.
             StoreError: the database cannot be written.
         """
-        self._save(join(check_namespace(namespace)), check_key(key), None, self._clock(), None, [])
+        self._remove(join(check_namespace(namespace)), check_key(key))
 
-    def search(  # noqa: PLR0913 - the prefix and four keyword-only options, as in LangGraph
+    def search(
         self,
         namespace_prefix: tuple[str, ...],
         *,
@@ -188,7 +203,7 @@ class BaseStore:
         if filter:
             items = [item for item in items if matches(item.value, filter)]
         if query is not None and self._index is not None:
-            items = self._ranked(items, self._index, query, self._vectors(prefix, now))
+            items = self._ranked(items, self._index, query, self._vectors(prefix))
         return paged(items, limit, offset)
 
     @staticmethod
@@ -203,7 +218,7 @@ class BaseStore:
         hits = sorted((i for i in scored if i.score is not None), key=lambda i: -(i.score or 0.0))
         return hits + [i for i in scored if i.score is None]
 
-    def list_namespaces(  # noqa: PLR0913 - five keyword-only options, as in LangGraph
+    def list_namespaces(
         self,
         *,
         prefix: tuple[str, ...] | None = None,
@@ -225,9 +240,14 @@ class BaseStore:
             ConfigError: a bad prefix, suffix, max_depth, limit or offset.
             StoreError: the database cannot be read.
         """
-        wanted = [check_prefix(p, what) if p is not None else None for p, what in ((prefix, "prefix"), (suffix, "suffix"))]
+        wanted = [
+            check_prefix(p, what) if p is not None else None
+            for p, what in ((prefix, "prefix"), (suffix, "suffix"))
+        ]
         if max_depth is not None and (type(max_depth) is not int or max_depth < 1):
-            raise ConfigError(f"max_depth={max_depth!r} is not allowed: give a positive int, or None for full namespaces")
+            raise ConfigError(
+                f"max_depth={max_depth!r} is not allowed: give a positive int, or None for full namespaces"
+            )
         check_limits(limit, offset)
         found = (split(ns) for ns in self._namespaces(self._clock()))
         kept = (ns for ns in found if namespace_matches(ns, wanted[0], wanted[1]))
@@ -245,7 +265,14 @@ class BaseStore:
 
     # -- async twins -----------------------------------------------------------------------------
 
-    async def aput(self, namespace: tuple[str, ...], key: str, value: Mapping[str, Any] | None, *, ttl: float | Any = None) -> None:
+    async def aput(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: Mapping[str, Any] | None,
+        *,
+        ttl: float | Any = None,
+    ) -> None:
         """`put` on a worker thread."""
         await asyncio.to_thread(self.put, namespace, key, value, ttl=ttl)
 
@@ -268,7 +295,9 @@ class BaseStore:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
 

@@ -98,7 +98,9 @@ def to_item(row: Row) -> Item:
 def to_found(row: Row, score: float | None = None) -> SearchItem:
     """The `SearchItem` of a stored row."""
     value = decode_value(row.value)
-    return SearchItem(split(row.namespace), row.key, value, _when(row.created_at), _when(row.updated_at), score)
+    return SearchItem(
+        split(row.namespace), row.key, value, _when(row.created_at), _when(row.updated_at), score
+    )
 
 
 def split(namespace: str) -> tuple[str, ...]:
@@ -125,7 +127,9 @@ def _labels(namespace: object, what: str, *, empty_ok: bool) -> tuple[str, ...]:
                 f'string without "." or NUL characters (use more labels instead of dots)'
             )
     if len(join(namespace)) > MAX_KEY:
-        raise ConfigError(f"{what} is {len(join(namespace))} characters long once joined; keep it under {MAX_KEY}")
+        raise ConfigError(
+            f"{what} is {len(join(namespace))} characters long once joined; keep it under {MAX_KEY}"
+        )
     return namespace
 
 
@@ -180,7 +184,9 @@ def decode_value(text: str) -> dict[str, Any]:
     try:
         value = _decode(text)
     except ValueError as exc:
-        raise StoreError(f"a stored value is not valid JSON ({exc}); the database was changed outside actorgraph") from exc
+        raise StoreError(
+            f"a stored value is not valid JSON ({exc}); the database was changed outside actorgraph"
+        ) from exc
     if not isinstance(value, dict):
         raise StoreError("a stored value is not a JSON object; the database was changed outside actorgraph")
     return value
@@ -191,8 +197,15 @@ def expiry(ttl: object, now: float) -> float | None:
     if ttl is None:
         return None
     seconds = ttl.total_seconds() if isinstance(ttl, dt.timedelta) else ttl
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigError(f"ttl={ttl!r} is not allowed: give a positive number of seconds, a timedelta, or None")
+    if (
+        isinstance(seconds, bool)
+        or not isinstance(seconds, int | float)
+        or not math.isfinite(seconds)
+        or seconds <= 0
+    ):
+        raise ConfigError(
+            f"ttl={ttl!r} is not allowed: give a positive number of seconds, a timedelta, or None"
+        )
     return now + float(seconds)
 
 

@@ -32,13 +32,17 @@ _WHOLE = "$"  # the field path meaning the whole value
 
 
 def _is_operators(condition: object) -> bool:
-    return isinstance(condition, Mapping) and bool(condition) and all(str(k).startswith("$") for k in condition)
+    return (
+        isinstance(condition, Mapping) and bool(condition) and all(str(k).startswith("$") for k in condition)
+    )
 
 
 def check_filter(conditions: object) -> Mapping[str, Any]:
     """`conditions` if it is a dict of field -> value or field -> {operator: value}; else `ConfigError`."""
     if not isinstance(conditions, Mapping):
-        raise ConfigError(f'filter must be a dict such as {{"kind": "note"}}, not {type(conditions).__name__}')
+        raise ConfigError(
+            f'filter must be a dict such as {{"kind": "note"}}, not {type(conditions).__name__}'
+        )
     for field, condition in conditions.items():
         if not isinstance(field, str):
             raise ConfigError(f"filter field {field!r} is not a string; name a top-level field of the values")
@@ -115,12 +119,15 @@ class Index:
         unknown = sorted(set(config) - {"embed", "dims", "fields"})
         dims, fields = config.get("dims"), config.get("fields") or [_WHOLE]
         if unknown or type(dims) is not int or dims < 1:
+            extra = f" and the unknown keys {', '.join(map(str, unknown))}" if unknown else ""
             raise ConfigError(
-                f"index has dims={dims!r}{' and unknown keys ' + ', '.join(map(str, unknown)) if unknown else ''}; "
-                "give dims, the length of the vectors the embedding function returns (a positive int)"
+                f"index has dims={dims!r}{extra}; give only embed, dims and fields, with dims the "
+                "length of the vectors the embedding function returns (a positive int)"
             )
         if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
-            raise ConfigError(f'index fields={fields!r}: give a list of dotted field paths such as ["text", "meta.title"]')
+            raise ConfigError(
+                f'index fields={fields!r}: give a list of dotted field paths such as ["text", "meta.title"]'
+            )
         return Index(config["embed"], dims, tuple(fields))
 
     def texts(self, value: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -142,14 +149,19 @@ class Index:
         vectors = self.embed(texts)
         if not isinstance(vectors, Sequence) or len(vectors) != len(texts):
             count = len(vectors) if isinstance(vectors, Sequence) else type(vectors).__name__
-            raise ConfigError(f"the index's embed function returned {count} vectors for {len(texts)} texts; return one per text")
+            raise ConfigError(
+                f"the index's embed function returned {count} vectors for {len(texts)} texts; "
+                "return one per text"
+            )
         return [self._checked(v) for v in vectors]
 
     def _checked(self, vector: Any) -> Vector:
         try:
             numbers = [float(x) for x in vector]
         except (TypeError, ValueError) as exc:
-            raise ConfigError(f"the index's embed function returned a vector that is not a list of numbers ({exc})") from exc
+            raise ConfigError(
+                f"the index's embed function returned a vector that is not a list of numbers ({exc})"
+            ) from exc
         if len(numbers) != self.dims or not all(math.isfinite(x) for x in numbers):
             raise ConfigError(
                 f"the index's embed function returned a vector of {len(numbers)} numbers (finite: "
@@ -164,10 +176,14 @@ class Index:
 
 
 def _labels_match(labels: Sequence[str], pattern: Sequence[str]) -> bool:
-    return len(labels) >= len(pattern) and all(p in {"*", label} for p, label in zip(pattern, labels, strict=False))
+    return len(labels) >= len(pattern) and all(
+        p in {"*", label} for p, label in zip(pattern, labels, strict=False)
+    )
 
 
-def namespace_matches(namespace: tuple[str, ...], prefix: Sequence[str] | None, suffix: Sequence[str] | None) -> bool:
+def namespace_matches(
+    namespace: tuple[str, ...], prefix: Sequence[str] | None, suffix: Sequence[str] | None
+) -> bool:
     """Whether `namespace` starts with `prefix` and ends with `suffix` ("*" matches any one label)."""
     if prefix and not _labels_match(namespace, prefix):
         return False

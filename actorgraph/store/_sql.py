@@ -63,6 +63,7 @@ class SqlStore(BaseStore):
         self._lock = threading.Lock()
         self._conn: Conn | None = None
         self._closed = False
+        self._lock_wait = -1.0  # seconds a call waits for the one before it (-1: as long as it takes)
         m = self.dialect.mark
         self._live = f"(expires_at IS NULL OR expires_at > {m})"
         self._under = f"(namespace = {m} OR (namespace >= {m} AND namespace < {m}))"
@@ -98,16 +99,15 @@ class SqlStore(BaseStore):
     def _drop(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):  # a broken connection may fail to close: it is let go
                 conn.close()
-            except Exception as exc:
-                raise self._failure("closing the connection", exc) or exc from exc
 
-    def _call(self, op: str, work: Callable[[Conn], _T], *, lock_timeout: float = -1) -> _T:
-        if not self._lock.acquire(timeout=lock_timeout):
+    def _call(self, op: str, work: Callable[[Conn], _T]) -> _T:
+        if not self._lock.acquire(timeout=self._lock_wait):
             raise StoreError(
                 f"{self.dialect.name} store {self._where}: {op} failed: the connection stayed busy with "
-                f"another call for {lock_timeout:g} s. What to do: check the database server and the network, then retry."
+                f"another call for {self._lock_wait:g} s. What to do: check the database server and the "
+                "network, then retry."
             )
         try:
             if self._closed:
@@ -152,33 +152,40 @@ class SqlStore(BaseStore):
 
     # -- the storage steps -----------------------------------------------------------------------
 
-    def _save(self, namespace: str, key: str, value: str | None, now: float, expires: float | None, vectors: Vectors) -> None:
+    def _save(self, row: Row, expires: float | None, vectors: Vectors) -> None:
         m = self.dialect.mark
-        where = f"WHERE namespace = {m} AND key = {m}"
+        at = (row.namespace, row.key)
 
         def work(conn: Conn) -> None:
-            conn.execute(f"DELETE FROM actorgraph_store_vectors {where}", (namespace, key))
-            if value is None:
-                conn.execute(f"DELETE FROM actorgraph_store {where}", (namespace, key))
-                return
+            conn.execute(f"DELETE FROM actorgraph_store_vectors WHERE namespace = {m} AND key = {m}", at)
             conn.execute(
-                f"INSERT INTO actorgraph_store VALUES ({m}, {m}, {m}, {m}, {m}, {m}) ON CONFLICT (namespace, key)"
-                " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,"
-                " expires_at = excluded.expires_at, created_at = CASE WHEN actorgraph_store.expires_at"
-                " <= excluded.updated_at THEN excluded.created_at ELSE actorgraph_store.created_at END",
-                (namespace, key, value, now, now, expires),
+                f"INSERT INTO actorgraph_store VALUES ({m}, {m}, {m}, {m}, {m}, {m})"
+                " ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value,"
+                " updated_at = excluded.updated_at, expires_at = excluded.expires_at,"
+                " created_at = CASE WHEN actorgraph_store.expires_at <= excluded.updated_at"
+                " THEN excluded.created_at ELSE actorgraph_store.created_at END",
+                (*at, row.value, row.created_at, row.updated_at, expires),
             )
             if vectors:
                 cursor = conn.cursor()
                 try:
                     cursor.executemany(
                         f"INSERT INTO actorgraph_store_vectors VALUES ({m}, {m}, {m}, {m})",
-                        [(namespace, key, field, json.dumps(vector)) for field, vector in vectors],
+                        [(*at, field, json.dumps(vector)) for field, vector in vectors],
                     )
                 finally:
                     cursor.close()
 
-        self._call("deleting a value" if value is None else "putting a value", work)
+        self._call("putting a value", work)
+
+    def _remove(self, namespace: str, key: str) -> None:
+        m = self.dialect.mark
+
+        def work(conn: Conn) -> None:
+            for table in ("actorgraph_store_vectors", "actorgraph_store"):
+                conn.execute(f"DELETE FROM {table} WHERE namespace = {m} AND key = {m}", (namespace, key))
+
+        self._call("deleting a value", work)
 
     def _select(self, op: str, sql: str, args: tuple[Any, ...]) -> list[Any]:
         return self._call(op, lambda conn: conn.execute(sql, args).fetchall())
@@ -197,12 +204,13 @@ class SqlStore(BaseStore):
     def _rows(self, prefix: str, now: float, page: tuple[int, int] | None) -> list[Row]:
         m = self.dialect.mark
         under, args = self._prefix(prefix)
-        sql = f"SELECT {_COLUMNS} FROM actorgraph_store WHERE {self._live}{under} ORDER BY updated_at DESC, namespace, key"
+        order = "ORDER BY updated_at DESC, namespace, key"
+        sql = f"SELECT {_COLUMNS} FROM actorgraph_store WHERE {self._live}{under} {order}"
         if page is not None:
             sql, args = f"{sql} LIMIT {m} OFFSET {m}", (*args, *page)
         return [Row(*r) for r in self._select("searching", sql, (now, *args))]
 
-    def _vectors(self, prefix: str, now: float) -> dict[tuple[str, str], list[list[float]]]:
+    def _vectors(self, prefix: str) -> dict[tuple[str, str], list[list[float]]]:
         under, args = self._prefix(prefix)
         sql = f"SELECT namespace, key, vector FROM actorgraph_store_vectors WHERE 1 = 1{under}"
         found: dict[tuple[str, str], list[list[float]]] = {}
@@ -220,11 +228,14 @@ class SqlStore(BaseStore):
         def work(conn: Conn) -> int:
             conn.execute(
                 "DELETE FROM actorgraph_store_vectors WHERE EXISTS (SELECT 1 FROM actorgraph_store s"
-                " WHERE s.namespace = actorgraph_store_vectors.namespace AND s.key = actorgraph_store_vectors.key"
+                " WHERE s.namespace = actorgraph_store_vectors.namespace"
+                " AND s.key = actorgraph_store_vectors.key"
                 f" AND s.expires_at <= {m})",
                 (now,),
             )
-            count: int = conn.execute(f"DELETE FROM actorgraph_store WHERE expires_at <= {m}", (now,)).rowcount
+            count: int = conn.execute(
+                f"DELETE FROM actorgraph_store WHERE expires_at <= {m}", (now,)
+            ).rowcount
             return count
 
         return self._call("sweeping expired values", work)

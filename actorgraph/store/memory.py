@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
@@ -32,7 +33,9 @@ class MemoryStore(BaseStore):
         ConfigError: `index` is malformed.
     """
 
-    def __init__(self, *, index: Mapping[str, Any] | None = None, clock: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, *, index: Mapping[str, Any] | None = None, clock: Callable[[], float] | None = None
+    ) -> None:
         super().__init__(index=index, clock=clock)
         self._lock = threading.Lock()
         self._rows_by_key: dict[tuple[str, str], tuple[Row, float | None, list[list[float]]]] = {}
@@ -44,15 +47,17 @@ class MemoryStore(BaseStore):
             "SqliteStore(path) or PostgresStore(dsn) to share a store between processes."
         )
 
-    def _save(self, namespace: str, key: str, value: str | None, now: float, expires: float | None, vectors: Vectors) -> None:
+    def _save(self, row: Row, expires: float | None, vectors: Vectors) -> None:
+        where = (row.namespace, row.key)
         with self._lock:
-            old = self._live((namespace, key), now)
-            if value is None:
-                self._rows_by_key.pop((namespace, key), None)
-                return
-            created = now if old is None else old.created_at
-            row = Row(namespace, key, value, created, now)
-            self._rows_by_key[(namespace, key)] = (row, expires, [v for _, v in vectors])
+            old = self._live(where, row.updated_at)
+            if old is not None:
+                row = dataclasses.replace(row, created_at=old.created_at)
+            self._rows_by_key[where] = (row, expires, [v for _, v in vectors])
+
+    def _remove(self, namespace: str, key: str) -> None:
+        with self._lock:
+            self._rows_by_key.pop((namespace, key), None)
 
     def _live(self, where: tuple[str, str], now: float) -> Row | None:
         found = self._rows_by_key.get(where)
@@ -66,16 +71,18 @@ class MemoryStore(BaseStore):
 
     def _rows(self, prefix: str, now: float, page: tuple[int, int] | None) -> list[Row]:
         with self._lock:
-            rows = [r for where in self._rows_by_key if (r := self._live(where, now)) and in_prefix(where[0], prefix)]
+            rows = [
+                r
+                for where in self._rows_by_key
+                if (r := self._live(where, now)) and in_prefix(where[0], prefix)
+            ]
         ordered = newest_first(rows)
         return ordered if page is None else ordered[page[1] : page[1] + page[0]]
 
-    def _vectors(self, prefix: str, now: float) -> dict[tuple[str, str], list[list[float]]]:
+    def _vectors(self, prefix: str) -> dict[tuple[str, str], list[list[float]]]:
         with self._lock:
             return {
-                where: vectors
-                for where, (_, _, vectors) in self._rows_by_key.items()
-                if in_prefix(where[0], prefix) and self._live(where, now)
+                where: found[2] for where, found in self._rows_by_key.items() if in_prefix(where[0], prefix)
             }
 
     def _namespaces(self, now: float) -> list[str]:

@@ -62,10 +62,14 @@ class PostgresStore(SqlStore):
             raise MissingDependencyError(
                 'PostgresStore needs psycopg 3, which is not installed: pip install "actorgraph[postgres]"'
             ) from exc
-        arguments = {"connect_timeout": connect_timeout, "statement_timeout": statement_timeout, "clock": clock}
+        arguments = {
+            "connect_timeout": connect_timeout,
+            "statement_timeout": statement_timeout,
+            "clock": clock,
+        }
         self._configure(dsn=dsn, index=index, **arguments)
         try:
-            self._call("connecting", lambda conn: None)
+            self._call("connecting", lambda _conn: None)
         except BaseException:
             self.close()
             raise
@@ -75,17 +79,20 @@ class PostgresStore(SqlStore):
         self._dsn: str = arguments["dsn"]
         statement = arguments["statement_timeout"]
         self._options = _connect_options(
-            self._dsn, connect=arguments["connect_timeout"], statement=statement, idle=60.0, keepalive=10.0, user=20.0
+            self._dsn,
+            connect=arguments["connect_timeout"],
+            statement=statement,
+            idle=60.0,
+            keepalive=10.0,
+            user=20.0,
         )
         self._bound = statement + _GRACE
         self._setup(_describe(self._dsn), arguments["index"], arguments["clock"])
+        # a call behind another one waits at most for that one's bound (a reconnect, then a statement)
+        self._lock_wait = self._bound + self._options["connect_timeout"]
 
     def _arguments(self) -> dict[str, Any]:
         return dict(self._arguments_given)
-
-    def _call(self, op: str, work: Callable[[Conn], _T], *, lock_timeout: float = -1) -> _T:
-        # a call behind another one waits at most for that one's bound (a reconnect, then a statement)
-        return super()._call(op, work, lock_timeout=self._bound + self._options["connect_timeout"])
 
     def _connect(self) -> Conn:
         conn = _bounded_classes()[0].connect(self._dsn, autocommit=True, **self._options)
@@ -103,8 +110,8 @@ class PostgresStore(SqlStore):
             return None
         lost = isinstance(exc, psycopg.OperationalError) or self._conn is None or self._conn.broken
         if lost:
-            self._conn = None  # the next call reconnects (the bounded wait already closed a stuck one)
-            hint = "check that the server is up, the DSN is right and the network works; the next call reconnects"
+            self._drop()  # the next call reconnects
+            hint = "check that the server is up and the DSN is right; the next call reconnects"
         elif isinstance(exc, psycopg.errors.QueryCanceled):
             hint = "the statement ran past statement_timeout; retry, or give a longer statement_timeout="
         else:

@@ -54,7 +54,7 @@ class SqliteStore(SqlStore):
     ) -> None:
         self._configure(path=os.fspath(path), index=index, timeout=timeout, clock=clock)
         try:
-            self._call("opening the store", lambda conn: None)
+            self._call("opening the store", lambda _conn: None)
         except BaseException:
             self.close()
             raise
@@ -65,10 +65,17 @@ class SqliteStore(SqlStore):
         self._setup(repr(self._path), arguments["index"], arguments["clock"])
 
     def _arguments(self) -> dict[str, Any]:
-        return {"path": self._path, "index": self._index_config, "timeout": self._timeout, "clock": self._clock}
+        return {
+            "path": self._path,
+            "index": self._index_config,
+            "timeout": self._timeout,
+            "clock": self._clock,
+        }
 
     def _connect(self) -> Conn:
-        conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(
+            self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
@@ -94,7 +101,9 @@ class SqliteStore(SqlStore):
             return None
         text = str(exc).lower()
         if "locked" in text or "busy" in text:
-            hint = "another connection held the file's lock longer than the busy timeout; retry, or give a longer timeout="
+            hint = (
+                "another connection held the file's lock past the busy timeout; retry, or give more timeout="
+            )
         elif "not a database" in text or "malformed" in text:
             hint = "the file is not an intact SQLite database; give another path"
         else:

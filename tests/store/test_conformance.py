@@ -7,7 +7,7 @@ import datetime as dt
 import threading
 
 import pytest
-from store_kinds import INDEX, KINDS, Clock, opener
+from store_kinds import KINDS, Clock, opener
 
 from actorgraph._model.errors import ConfigError
 from actorgraph.store import BaseStore, Item, SearchItem
@@ -194,7 +194,10 @@ def test_filters_on_top_level_fields(store, clock):
     assert keys(filter={"n": {"$gt": "a string"}}) == []  # no order between numbers and strings
     assert keys(filter={"missing": {"$ne": 1}}) == [f"d{i}" for i in range(7)]
     assert keys(filter={"missing": None}) == []
-    assert [i.key for i in store.search(("docs",), filter={"kind": "task"}, limit=2, offset=1)] == ["d5", "d4"]
+    assert [i.key for i in store.search(("docs",), filter={"kind": "task"}, limit=2, offset=1)] == [
+        "d5",
+        "d4",
+    ]
 
 
 def test_a_filter_compares_nested_values_whole(store):
@@ -223,7 +226,12 @@ def test_bad_search_options_are_refused(store, options, match):
 
 
 def test_list_namespaces_with_prefix_suffix_depth_and_paging(store):
-    for ns in [("users", "alice", "memories"), ("users", "bob", "memories"), ("users", "bob", "prefs"), ("docs",)]:
+    for ns in [
+        ("users", "alice", "memories"),
+        ("users", "bob", "memories"),
+        ("users", "bob", "prefs"),
+        ("docs",),
+    ]:
         store.put(ns, "k", {})
     assert store.list_namespaces() == [
         ("docs",),
@@ -233,15 +241,26 @@ def test_list_namespaces_with_prefix_suffix_depth_and_paging(store):
     ]
     assert store.list_namespaces(max_depth=1) == [("docs",), ("users",)]
     assert store.list_namespaces(max_depth=2) == [("docs",), ("users", "alice"), ("users", "bob")]
-    assert store.list_namespaces(prefix=("users", "bob")) == [("users", "bob", "memories"), ("users", "bob", "prefs")]
-    assert store.list_namespaces(suffix=("memories",)) == [("users", "alice", "memories"), ("users", "bob", "memories")]
+    assert store.list_namespaces(prefix=("users", "bob")) == [
+        ("users", "bob", "memories"),
+        ("users", "bob", "prefs"),
+    ]
+    assert store.list_namespaces(suffix=("memories",)) == [
+        ("users", "alice", "memories"),
+        ("users", "bob", "memories"),
+    ]
     assert store.list_namespaces(prefix=("users", "*", "prefs")) == [("users", "bob", "prefs")]
     assert store.list_namespaces(prefix=("users",), suffix=("*", "prefs"), max_depth=2) == [("users", "bob")]
-    assert store.list_namespaces(limit=2, offset=1) == [("users", "alice", "memories"), ("users", "bob", "memories")]
+    assert store.list_namespaces(limit=2, offset=1) == [
+        ("users", "alice", "memories"),
+        ("users", "bob", "memories"),
+    ]
     assert store.list_namespaces(prefix=("nobody",)) == []
 
 
-@pytest.mark.parametrize("options", [{"max_depth": 0}, {"max_depth": "2"}, {"prefix": "users"}, {"limit": -5}])
+@pytest.mark.parametrize(
+    "options", [{"max_depth": 0}, {"max_depth": "2"}, {"prefix": "users"}, {"limit": -5}]
+)
 def test_bad_list_namespaces_options_are_refused(store, options):
     with pytest.raises(ConfigError):
         store.list_namespaces(**options)
@@ -282,7 +301,7 @@ def test_many_threads_writing_at_once_lose_nothing(make):
                 store.put(("threads", f"t{t}"), f"k{i}", {"t": t, "i": i})
                 store.put(("threads", "shared"), "last", {"t": t, "i": i})
                 assert store.get(("threads", f"t{t}"), f"k{i}").value == {"t": t, "i": i}
-        except BaseException as exc:  # noqa: BLE001 - reported by the test below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]

@@ -133,7 +133,7 @@ def test_a_bad_key_is_refused(make, key):
 )
 def test_a_value_that_is_not_json_is_refused_naming_the_key(make, value):
     store = make()
-    with pytest.raises(ConfigError, match="'the-key'.*JSON"):
+    with pytest.raises(ConfigError, match=r"'the-key'.*JSON"):
         store.put(("a",), "the-key", value)
     assert store.get(("a",), "the-key") is None
 

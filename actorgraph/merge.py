@@ -82,9 +82,18 @@ class Reducer:
     for a deletion) of the branches that changed it, in task order. A reducer is
     also a plain binary function, `reducer(old, new)`: its *apply rule*, how an
     update's value for the key lands on the state's (`append`: `old + new`).
+    `normalize(value)` is the form a value takes where the key has no old value
+    (a run's first input, a key the state lacks); `checks_updates = False` lets
+    an update give the key a value of another type than the key's (one message
+    for a list of them), the state the reducer makes being checked instead.
     """
 
     name = "reducer"
+    checks_updates = True
+
+    def normalize(self, value: Any) -> Any:
+        """The form `value` takes in a state where the key had no value (default: `value` itself)."""
+        return value
 
     def merge(self, base: Any, values: Sequence[Any]) -> Any:
         """Combine the changed values of one key relative to `base`."""

@@ -15,7 +15,7 @@ from typing import Any
 
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.superstep import initial
-from actorgraph._engine.updates import apply_update
+from actorgraph._engine.updates import apply_update, normalized
 from actorgraph._model.errors import ActorGraphError, InvalidUpdateError
 from actorgraph._model.records import UNSET, Command, Interrupt, Node, Position, Send
 from actorgraph._model.results import RunResult, Snapshot
@@ -47,7 +47,7 @@ def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Pos
     if base is not None and isinstance(input_, Mapping) and has_keys(base):
         state = updated_state(spec, base, input_, "the input")
     else:
-        state = spec.checked(input_, "the input")
+        state = spec.checked(normalized(input_, spec.merge), "the input")
     return initial(spec, Node(node_id, state))
 
 
@@ -58,7 +58,7 @@ def updated_state(spec: GraphSpec, state: Any, update: Any, who: str, *, replace
         InvalidUpdateError: naming `who` and what does not fit.
     """
     if replace:
-        return spec.checked(input_state(update), who)
+        return spec.checked(normalized(input_state(update), spec.merge), who)
     if spec.schema is not None and isinstance(update, Mapping):
         spec.schema.check_update(update, who)
     return spec.checked(apply_update(state, copy_state(update), spec.merge, who=who), who, base=state)

@@ -17,7 +17,7 @@ from actorgraph._engine.fields import fields, rebuild
 from actorgraph._model.errors import InvalidUpdateError
 from actorgraph.merge import Merge, apply_rule, has_keys
 
-__all__ = ["apply_update"]
+__all__ = ["apply_update", "normalized"]
 
 
 def apply_update(state: Any, update: Any, merge: Merge, *, who: str) -> Any:
@@ -47,8 +47,11 @@ def apply_update(state: Any, update: Any, merge: Merge, *, who: str) -> Any:
     new = dict(old)
     for key, value in update.items():
         rule = apply_rule(merge, key)
-        if rule is None or key not in old:
+        if rule is None:
             new[key] = value
+            continue
+        if key not in old:  # nothing to apply it to: the value as the reducer would hold it
+            new[key] = _normal(rule, value)
             continue
         try:
             new[key] = rule(old[key], value)
@@ -60,6 +63,28 @@ def apply_update(state: Any, update: Any, merge: Merge, *, who: str) -> Any:
             )
             raise InvalidUpdateError(msg) from exc
     return _rebuilt(state, new, who)
+
+
+def normalized(state: Any, merge: Merge) -> Any:
+    """`state` (a run's new input) with each key whose reducer has a `normalize` hook in its normal form.
+
+    `add_messages` converts the input's messages (strings, pairs, ...) and
+    gives them ids; other reducers keep values as they are.
+    """
+    values = fields(state)
+    if not values:
+        return state
+    changed = {}
+    for key, value in values.items():
+        rule = apply_rule(merge, key)
+        if rule is not None and (normal := _normal(rule, value)) is not value:
+            changed[key] = normal
+    return rebuild(state, {**values, **changed}) if changed else state
+
+
+def _normal(rule: Any, value: Any) -> Any:
+    hook = getattr(rule, "normalize", None)
+    return value if hook is None else hook(value)
 
 
 def _rebuilt(state: Any, values: dict[str, Any], who: str) -> Any:

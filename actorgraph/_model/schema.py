@@ -116,15 +116,24 @@ class Schema:
     def check_update(self, update: Mapping[str, Any], who: str) -> None:
         """Refuse an update naming keys the schema does not have, or values of the wrong type.
 
+        A key whose reducer has `checks_updates = False` (`add_messages`: one
+        message for a list of them) is not type-checked here; the state the
+        reducer makes is.
+
         Raises:
             InvalidUpdateError: naming `who`, the keys and what was expected.
         """
         problems = self._unknown(update)
         if self.kind != "pydantic":
-            problems += self._type_problems({k: v for k, v in update.items() if k in self.annotations})
+            typed = {k: v for k, v in update.items() if k in self.annotations and self._typed_update(k)}
+            problems += self._type_problems(typed)
         if problems:
             msg = f"{who}: the update does not fit the state schema {self.name}: {'; '.join(problems)}"
             raise InvalidUpdateError(msg)
+
+    def _typed_update(self, key: str) -> bool:
+        """Whether an update's value for `key` must have the key's type (unless its reducer says not)."""
+        return getattr(self.reducers.get(key), "checks_updates", True) is not False
 
     def _key_problems(self, values: Mapping[str, Any]) -> list[str]:
         missing = sorted(self.required - set(values))

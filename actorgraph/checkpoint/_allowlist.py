@@ -28,9 +28,36 @@ FIX = "or use PickleSerializer() for trusted data"
 """The advice every refusal ends with."""
 _SUPPORTED = (
     "MsgpackSerializer saves None, bool, int, float, str, bytes, list, dict, tuple, set, "
-    "frozenset, datetime/date/time/timedelta, UUID and Decimal, plus enums, dataclasses and "
+    "frozenset, datetime/date/time/timedelta, UUID and Decimal, conversations' messages "
+    "(actorgraph.messages, langchain-core), plus enums, dataclasses and "
     "pydantic models whose class is in allowed=[...]"
 )
+
+
+_MESSAGE_CLASSES = frozenset(
+    {
+        "actorgraph.messages._remove:RemoveMessage",
+        *(
+            f"langchain_core.messages.{module}:{name}{chunk}"
+            for module, name in (
+                ("ai", "AIMessage"),
+                ("human", "HumanMessage"),
+                ("system", "SystemMessage"),
+                ("tool", "ToolMessage"),
+                ("chat", "ChatMessage"),
+                ("function", "FunctionMessage"),
+            )
+            for chunk in ("", "Chunk")
+        ),
+        "langchain_core.messages.modifier:RemoveMessage",
+    }
+)
+"""Classes every allowlist holds: conversations (actorgraph.messages, langchain-core's messages).
+
+They are records of plain data (a dataclass, pydantic models), so loading them
+runs no code of the data's choosing; langchain-core is imported only to load
+data that holds its messages.
+"""
 
 
 def class_path(cls: type) -> str:
@@ -111,7 +138,7 @@ class Allowlist:
                     f"allowed=[...] holds {item!r} of type {type(item).__name__}; "
                     f"give classes, module names or 'module:Class' strings"
                 )
-        self.paths = frozenset(paths)
+        self.paths = frozenset(paths | _MESSAGE_CLASSES)
         self.modules = frozenset(modules)
         self._classes = set(self.by_path.values())
         self._verdicts: dict[type, str | None] = {}

@@ -108,6 +108,22 @@ PUBLIC = {
     "actorgraph.logging": ["configure"],
     "actorgraph.testing": ["FakeClock"],
     "actorgraph.draw": ["render_png", "to_dot", "to_mermaid"],
+    "actorgraph.messages": [
+        "REMOVE_ALL_MESSAGES",
+        "AddMessages",
+        "AnyMessage",
+        "MessagesState",
+        "RemoveMessage",
+        "add_messages",
+        "coerce_message",
+        "content_of",
+        "id_of",
+        "last_message",
+        "message",
+        "role_of",
+        "tool_calls_of",
+        "tool_message",
+    ],
     "actorgraph.cli": ["main"],
     "actorgraph.web": ["app"],
 }
@@ -134,7 +150,7 @@ def test_every_public_name_has_a_docstring() -> None:
 def test_only_public_modules_have_public_names() -> None:
     names = {m.name for m in pkgutil.iter_modules(actorgraph.__path__)}
     public = {n for n in names if not n.startswith("_")}
-    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray", "cli", "web"}
+    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray", "cli", "web", "messages"}
 
 
 # -- layering: the layers themselves are an import-linter contract (pyproject.toml, `lint-imports`) --

@@ -24,6 +24,9 @@ from actorgraph.testing import ScriptedModel
 
 Compile = Any
 
+# A ScriptedModel and the tools here keep what they saw in this process's memory
+pytestmark = pytest.mark.threads_only("the scripted model and the counting tools share this process's memory")
+
 
 def add(a: int, b: int) -> int:
     """Add two whole numbers."""

@@ -271,3 +271,25 @@ def test_a_streaming_model_yields_its_tokens_in_order_and_saves_the_joined_messa
     assert final["messages"][-1]["content"] == "one plus two is three"
     assert final["messages"][-1]["id"] == answer[0]["id"]
     assert final["messages"][1]["tool_calls"][0]["id"] == "s1"
+
+
+def test_each_call_is_bounded_by_the_vertex_timeout(compile_graph: Compile) -> None:
+    release = threading.Event()
+
+    def hang(x: int) -> str:
+        """Hang on the first call."""
+        if x == 1:
+            release.wait(30)
+        return f"fast {x}"
+
+    app = compile_graph(_tool_graph(ToolNode([hang]), timeout=0.3))
+    try:
+        messages = app.invoke(
+            {"messages": [asks(call("hang", {"x": 1}, "h1"), call("hang", {"x": 2}, "h2"))]}
+        )
+    finally:
+        release.set()
+    slow, fast = messages.state["messages"][1:]
+    assert slow["status"] == "error"
+    assert "VertexTimeoutError" in slow["content"]
+    assert fast["content"] == "fast 2"

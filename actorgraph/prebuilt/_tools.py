@@ -208,7 +208,14 @@ def as_tool(obj: Any) -> Tool:
         msg = f"a tool must be a function or a langchain-core tool, got {type(obj).__name__}"
         raise ConfigError(msg)
     name = getattr(obj, "__name__", None) or type(obj).__name__
-    hints = typing.get_type_hints(obj, include_extras=True) if not isinstance(obj, type) else {}
+    try:
+        hints = typing.get_type_hints(obj, include_extras=True) if not isinstance(obj, type) else {}
+    except NameError as exc:  # `from __future__ import annotations` with a name only a function knows
+        msg = (
+            f"tool {name!r}: its type hints cannot be read ({exc}); import the names its annotations "
+            "use at the top of its module, where the annotations are resolved"
+        )
+        raise ConfigError(msg) from exc
     params, required, injected = {}, set(), {}
     for p in inspect.signature(obj).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY):

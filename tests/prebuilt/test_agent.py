@@ -14,12 +14,14 @@ from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 from actorgraph.messages import MessagesState
 from actorgraph.prebuilt import (
     InjectedState,
+    InjectedStore,
     InjectedToolCallId,
     ToolCallError,
     ToolNode,
     create_react_agent,
     tools_condition,
 )
+from actorgraph.store import SqliteStore
 from actorgraph.testing import ScriptedModel
 
 Compile = Any
@@ -293,3 +295,40 @@ def test_each_call_is_bounded_by_the_vertex_timeout(compile_graph: Compile) -> N
     assert slow["status"] == "error"
     assert "VertexTimeoutError" in slow["content"]
     assert fast["content"] == "fast 2"
+
+
+def test_a_tool_remembers_across_threads_through_the_injected_store(tmp_path: Path) -> None:
+    def remember(fact: str, store: Annotated[Any, InjectedStore]) -> str:
+        """Remember a fact about the user."""
+        store.put(("user", "ann"), "fact", {"text": fact})
+        return "remembered"
+
+    def recall(store: Annotated[Any, InjectedStore]) -> str:
+        """Recall what is known about the user."""
+        item = store.get(("user", "ann"), "fact")
+        return item.value["text"] if item else "nothing"
+
+    model = ScriptedModel(
+        [asks(call("remember", {"fact": "likes tea"}, "r1")), "noted", asks(call("recall", {}, "r2")), "tea"]
+    )
+    store = SqliteStore(str(tmp_path / "memory.db"))
+    try:
+        with create_react_agent(
+            model, [remember, recall], checkpointer=MemoryCheckpointer(), store=store
+        ) as agent:
+            agent.invoke({"messages": ["I like tea"]}, thread_id="one")
+            other = agent.invoke({"messages": ["what do I like?"]}, thread_id="two")
+        assert [m["content"] for m in other.state["messages"] if m["role"] == "tool"] == ["likes tea"]
+    finally:
+        store.close()
+
+
+def test_a_tool_whose_hints_cannot_be_read_is_refused_with_the_fix() -> None:
+    from actorgraph import ConfigError
+
+    def local(x: Unknown) -> str:  # type: ignore[name-defined]  # noqa: F821 - the point of the test
+        """A tool annotated with a name its module does not have."""
+        return str(x)
+
+    with pytest.raises(ConfigError, match="import the names its annotations use"):
+        ToolNode([local])

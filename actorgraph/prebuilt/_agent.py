@@ -18,7 +18,7 @@ from actorgraph._api.graph import Graph
 from actorgraph._engine.context import Context
 from actorgraph._model.errors import ConfigError
 from actorgraph._model.records import END, START
-from actorgraph.messages import MessagesState, coerce_message, id_of
+from actorgraph.messages import MessagesState, coerce_message
 from actorgraph.prebuilt._tool_node import ToolNode, tools_condition
 
 __all__ = ["ModelVertex", "create_react_agent"]
@@ -110,8 +110,6 @@ class ModelVertex:
         else:
             msg = f"the agent's model must be a function of the messages or have .invoke(), got {model!r}"
             raise ConfigError(msg)
-        if id_of(reply) is None and isinstance(reply, dict):
-            reply = {k: v for k, v in reply.items() if k != "id"}  # the reducer gives it one
         return {self.messages_key: [reply]}
 
 

@@ -30,6 +30,7 @@ PAGES = {
     "index.md": "actorgraph",
     "merge.md": "actorgraph.merge",
     "checkpoint.md": "actorgraph.checkpoint",
+    "store.md": "actorgraph.store",
     "events.md": "actorgraph.events",
     "logging.md": "actorgraph.logging",
     "testing.md": "actorgraph.testing",

@@ -108,6 +108,15 @@ PUBLIC = {
     "actorgraph.logging": ["configure"],
     "actorgraph.testing": ["FakeClock"],
     "actorgraph.draw": ["render_png", "to_dot", "to_mermaid"],
+    "actorgraph.store": [
+        "BaseStore",
+        "Item",
+        "MemoryStore",
+        "PostgresStore",
+        "SearchItem",
+        "SqliteStore",
+        "StoreError",
+    ],
     "actorgraph.messages": [
         "REMOVE_ALL_MESSAGES",
         "AddMessages",
@@ -150,7 +159,19 @@ def test_every_public_name_has_a_docstring() -> None:
 def test_only_public_modules_have_public_names() -> None:
     names = {m.name for m in pkgutil.iter_modules(actorgraph.__path__)}
     public = {n for n in names if not n.startswith("_")}
-    assert public == {"merge", "checkpoint", "events", "logging", "testing", "draw", "ray", "cli", "web", "messages"}
+    assert public == {
+        "merge",
+        "checkpoint",
+        "events",
+        "logging",
+        "testing",
+        "draw",
+        "ray",
+        "cli",
+        "web",
+        "messages",
+        "store",
+    }
 
 
 # -- layering: the layers themselves are an import-linter contract (pyproject.toml, `lint-imports`) --

@@ -49,6 +49,7 @@ RUNS: dict[str, Example] = {
     "getting_started.py": Example((), "getting started: all steps passed"),
     "human_in_the_loop.py": Example((), "done: {'name': 'Ada', 'age': 36}"),
     "map_reduce.py": Example((), "worker drops 'doc': a superstep runs every vertex with messages"),
+    "memory_store.py": Example((), "memory store: all steps passed"),
     "merging.py": Example((), "with add: {'n': 18, 'total': 18}"),
     "resume_after_crash.py": Example((), "vertex runs: total=1, w0=1, w1=1, w2=1, w3=2, w4=2"),
     "approval_yaml.py": Example((), "done Release notes: draft 2. Revised to mention the fix."),

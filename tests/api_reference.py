@@ -29,6 +29,7 @@ REFERENCE = Path(__file__).resolve().parent.parent / "docs" / "reference"
 PAGES = {
     "index.md": "actorgraph",
     "merge.md": "actorgraph.merge",
+    "messages.md": "actorgraph.messages",
     "checkpoint.md": "actorgraph.checkpoint",
     "store.md": "actorgraph.store",
     "events.md": "actorgraph.events",

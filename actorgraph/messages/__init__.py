@@ -9,16 +9,18 @@ and kept as they are (when that package is installed: `pip install
 "actorgraph[langchain]"`; it is never imported otherwise).
 
 ```python
-from actorgraph import Graph
-from actorgraph.messages import MessagesState, message
+from actorgraph import END, START, Graph
+from actorgraph.messages import MessagesState, content_of, last_message
 
 def chat(state):
-    return {"messages": [message("assistant", f"you said {state['messages'][-1]['content']}")]}
+    return {"messages": ("assistant", f"you said {content_of(last_message(state))}")}
 
 g = Graph(state=MessagesState, returns="update")
 g.add_vertex("chat", chat)
-...
-app.invoke({"messages": ["hi"]})  # the input's messages are converted and given ids
+g.add_edge(START, "chat")
+g.add_edge("chat", END)
+state = g.compile().invoke({"messages": ["hi"]}).state  # "hi" becomes a user message with an id
+assert [m["role"] for m in state["messages"]] == ["user", "assistant"]
 ```
 
 `add_messages` appends, replaces a message whose id is present, deletes on

@@ -13,18 +13,20 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, Unpack
 
-from actorgraph._engine.call import is_async
-from actorgraph._model.dataflow import DataFlow, data_flow
-from actorgraph._model.errors import GraphValidationError
 from actorgraph._build.options import (
     VertexOptions,
+    cache_policy_of,
     check_endpoint,
     check_name,
     check_option_names,
+    defer_of,
     policies_of,
     resources_of,
 )
-from actorgraph._model.policy import RetryPolicy
+from actorgraph._engine.call import is_async
+from actorgraph._model.dataflow import DataFlow, data_flow
+from actorgraph._model.errors import GraphValidationError
+from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 from actorgraph.merge import Merge
 
@@ -117,6 +119,8 @@ class _Vertex:
     output: Callable[[Any], Any] | None = None
     resources: Mapping[str, float] | None = None
     flow: DataFlow | None = None
+    cache: CachePolicy | None = None
+    defer: bool = False
 
     @property
     def child(self) -> Any:
@@ -193,7 +197,7 @@ class GraphBuilder(Generic[S]):
                 (`retry=[]` for none).
             **options: the vertex's options (`VertexOptions`): `retry`, `timeout`,
                 `destinations`, `concurrency`, `on_error`, `returns`, `input`,
-                `output`, `inputs`, `outputs`, `resources`.
+                `output`, `inputs`, `outputs`, `resources`, `cache`, `defer`.
 
         Returns:
             The graph, for chaining.
@@ -326,6 +330,8 @@ def _checked_vertex(name: str, fn: Any, options: dict[str, Any], constants: Mapp
         get("output"),
         resources_of(name, get("resources")),
         data_flow(name, get("inputs"), get("outputs"), constants),
+        cache_policy_of(name, get("cache"), subgraph=is_subgraph(fn)),
+        defer_of(name, get("defer")),
     )
 
 

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from benchmarks import big_state, core, growth, isolation, many_runs, persistence, startup, streaming
+from benchmarks import agent, big_state, core, growth, isolation, many_runs, persistence, startup, streaming
 from benchmarks.growth import Curve, Metric, Spread, markdown
 from benchmarks.harness import Floor, Row, measure, table
 
@@ -58,15 +58,24 @@ def main(argv: list[str] | None = None) -> int:
                 "Checkpointing (median of %d runs)" % args.repeat,
             )
         )
-    if not args.only or "big" in args.only:
+    for text in later_tables(args.only, args.repeat, have_langgraph):
         print()
-        print(big_state.report(min(args.repeat, 5), have_langgraph))
+        print(text)
     if not args.only:
         print()
         print(startup.report(have_langgraph))
         print()
         print(isolation.report())
     return 0
+
+
+def later_tables(only: str, repeat: int, have_langgraph: bool) -> Iterator[str]:
+    """The agent loop's and the big state's tables, when `--only` is empty or names them."""
+    if not only or "agent" in only:
+        title = f"Prebuilt ReAct agent, {agent.ROUNDS} tool rounds (median of {repeat} runs, alternating)"
+        yield table(agent.rows(repeat, have_langgraph), title)
+    if not only or "big" in only:
+        yield big_state.report(min(repeat, 5), have_langgraph)
 
 
 def growth_curves(quick: bool, repeat: int) -> Iterator[Curve]:

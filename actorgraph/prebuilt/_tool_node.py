@@ -10,7 +10,8 @@ added to the state's messages in the order of the calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from actorgraph._api.graph import Graph
@@ -103,9 +104,21 @@ class ToolNode:
     def run_call(self, call: Mapping[str, Any], *, state: Any = None, store: Any = None) -> dict[str, Any]:
         """Run one tool call and return its tool message (errors raise; see `error_message`).
 
+        An `async def` tool runs to its end on an event loop of its own here; in
+        a graph, its task awaits it on the vertex actor's loop.
+
         Raises:
             ToolCallError: an unknown tool, or arguments that do not fit its schema.
         """
+        message = self._start(call, state=state, store=store)
+        if inspect.isawaitable(message):
+            import asyncio  # noqa: PLC0415 - asyncio pulls in ssl: only async tools import it
+
+            return asyncio.run(_awaited(message))
+        return message
+
+    def _start(self, call: Mapping[str, Any], *, state: Any, store: Any) -> dict[str, Any] | Awaitable[Any]:
+        """The call's tool message, or (for an `async def` tool) an awaitable of it."""
         name, call_id = call.get("name"), str(call.get("id") or "")
         tool = self.tools.get(name) if isinstance(name, str) else None
         if tool is None:
@@ -114,6 +127,8 @@ class ToolNode:
         args = call.get("args", {})
         tool.check(args)
         result = tool.call(args, state=state, store=store, call_id=call_id)
+        if inspect.isawaitable(result):
+            return _message_when_done(result, call_id, tool.name)
         return tool_message(result_text(result), call_id, tool.name)
 
     def error_message(self, call: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
@@ -131,7 +146,7 @@ class ToolNode:
     # -- outside a graph -------------------------------------------------------------------------
 
     def invoke(self, state: Any, *, store: Any = None) -> dict[str, Any]:
-        """Run the calls of `state`'s last message one after another, outside a graph.
+        """Run the calls of `state`'s last message (or of `state`, a list of calls) in turn, outside a graph.
 
         Returns:
             `{messages_key: [tool message, ...]}`.
@@ -149,6 +164,8 @@ class ToolNode:
     __call__ = invoke
 
     def _calls(self, state: Any) -> list[dict[str, Any]]:
+        if isinstance(state, list) and state and all(map(_is_call, state)):  # the tool calls themselves
+            return [dict(call) for call in state]
         messages = state.get(self.messages_key, []) if isinstance(state, Mapping) else state
         last = last_message(messages)
         return tool_calls_of(last) if last is not None else []
@@ -215,22 +232,41 @@ class ToolNode:
         carried = {k: v for k, v in inner.items() if k != "calls"}  # a call's task needs its call only
         return [Send(_CALL, {**carried, "call": call}) for call in calls]
 
-    def _task(self, inner: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
+    def _task(self, inner: dict[str, Any], ctx: Context[Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         call = inner["call"]
         try:
-            message = self.run_call(call, state=inner.get("state"), store=getattr(ctx, "store", None))
+            message = self._start(call, state=inner.get("state"), store=getattr(ctx, "store", None))
         except ToolCallError as mistake:  # the model's mistake: never retried, told to the model
             if self.handle_tool_errors is False:
                 raise
             message = self.error_message(call, mistake)
+        if inspect.isawaitable(message):  # an async tool: the engine awaits the task's coroutine
+            return _results_when_done(_without_call(inner), message)
         return {**_without_call(inner), "results": [message]}
 
     def _on_error(self, inner: dict[str, Any], error: BaseException) -> dict[str, Any]:
         return {**_without_call(inner), "results": [self.error_message(inner["call"], error)]}
 
 
+async def _awaited(message: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    return await message
+
+
+async def _message_when_done(result: Awaitable[Any], call_id: str, name: str) -> dict[str, Any]:
+    return tool_message(result_text(await result), call_id, name)
+
+
+async def _results_when_done(inner: dict[str, Any], message: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    return {**inner, "results": [await message]}
+
+
 def _without_call(inner: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in inner.items() if k != "call"}
+
+
+def _is_call(item: Any) -> bool:
+    """A tool call (`{"name", "args", "id"}`) rather than a message."""
+    return isinstance(item, Mapping) and "name" in item and "args" in item and "role" not in item
 
 
 def tools_condition(state: Any, messages_key: str = "messages") -> str:

@@ -68,6 +68,8 @@ def _injection(hint: Any) -> Any:
     for meta in hint.__metadata__:
         if meta in (InjectedState, InjectedStore, InjectedToolCallId) or isinstance(meta, InjectedState):
             return meta
+        if isinstance(meta, (InjectedStore, InjectedToolCallId)):  # written `InjectedStore()`, as LangGraph's
+            return type(meta)
     return None
 
 
@@ -167,12 +169,19 @@ class Tool:
             raise ToolCallError(msg)
 
     def call(self, args: Mapping[str, Any], *, state: Any, store: Any, call_id: str) -> Any:
-        """Run the tool with the model's arguments and the injected ones."""
+        """Run the tool with the model's arguments and the injected ones.
+
+        Raises:
+            ConfigError: the tool takes the store and there is none.
+        """
         if self.native:
             return self.fn.invoke(dict(args))
         given = dict(args)
         for name, marker in self.injected.items():
             if marker is InjectedStore:
+                if store is None:
+                    msg = f"tool {self.name!r} takes the store (InjectedStore); give the graph one: store=..."
+                    raise ConfigError(msg)
                 given[name] = store
             elif marker is InjectedToolCallId:
                 given[name] = call_id

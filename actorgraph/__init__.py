@@ -36,7 +36,7 @@ from actorgraph._model.errors import (
     VertexError,
     VertexTimeoutError,
 )
-from actorgraph._model.policy import RetryPolicy
+from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import (
     END,
     PARENT,
@@ -49,6 +49,7 @@ from actorgraph._model.records import (
     VertexResult,
 )
 from actorgraph._model.results import RunResult, Snapshot
+from actorgraph.cache import MemoryCache, SqliteCache
 
 __all__ = [
     "END",
@@ -57,6 +58,7 @@ __all__ = [
     "ActorGraphError",
     "AlreadyAnsweredError",
     "BackendError",
+    "CachePolicy",
     "CheckpointError",
     "Command",
     "CompiledGraph",
@@ -69,6 +71,7 @@ __all__ = [
     "GraphValidationWarning",
     "Interrupt",
     "InvalidUpdateError",
+    "MemoryCache",
     "MergeConflictError",
     "MissingDependencyError",
     "RecordedError",
@@ -84,6 +87,7 @@ __all__ = [
     "Send",
     "SerializationError",
     "Snapshot",
+    "SqliteCache",
     "StuckVertexWarning",
     "SuperstepState",
     "ThreadNotFoundError",

@@ -90,10 +90,13 @@ class TaskFinished(Event):
     Attributes:
         result: its outcome.
         final: False when a retry follows (the result is then an error).
+        cached: True when the outcome was reused from the node cache (`CachePolicy`)
+            and the vertex's function was not called.
     """
 
     result: VertexResult
     final: bool = True
+    cached: bool = False
 
 
 @dataclass(frozen=True, slots=True)

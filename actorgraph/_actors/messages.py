@@ -18,6 +18,7 @@ import pykka
 
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._engine.task import TaskEnv
+from actorgraph._model.policy import NodeCache
 from actorgraph._model.records import UNSET, ErrorInfo, Handoff, Task, VertexResult
 from actorgraph._model.results import RunResult
 from actorgraph._model.runs import Breakpoints, Durability, RunRequest
@@ -54,6 +55,8 @@ class ChildCall:
         breakpoints: the breakpoints inside the subgraph (`research/fetch` -> `fetch`).
         listeners: the parent's listeners, tagging events with `namespace`.
         answers: interrupt id -> answer, for the subgraph's pending interrupts.
+        memory: the parent's `compile(store=...)` object (the subgraph's `ctx.store`).
+        cache: the parent's node cache.
     """
 
     namespace: str
@@ -65,6 +68,8 @@ class ChildCall:
     breakpoints: Breakpoints
     listeners: tuple[Listener, ...]
     answers: Mapping[str, Any] | None = None
+    memory: Any = None
+    cache: NodeCache | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -181,7 +181,7 @@ class Run:
             self._fail(self._over_limit())
             return
         self.supersteps += 1
-        tasks = plan(self.pos)
+        tasks = plan(self.pos, self.spec.deferred)
         if self.events.wants(SuperstepStarted):
             started = SuperstepStarted(self.id, self.thread_id, self.pos.step + 1, tuple(t.id for t in tasks))
             self.events.emit(started, routine=True)
@@ -261,7 +261,8 @@ class Run:
         if result.status != "ok":
             self.events.emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result))
         elif self.events.wants(TaskFinished):
-            self.events.emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result), routine=True)
+            finished = TaskFinished(self.id, self.thread_id, self.pos.step + 1, result, cached=result.cached)
+            self.events.emit(finished, routine=True)
         self.results[dispatched.task_id] = result
         last = len(self.results) == len(self.tasks) and not self.in_flight
         if self.recorder is not None:

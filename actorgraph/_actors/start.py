@@ -43,13 +43,7 @@ def build_run(launch: Launch) -> Run:
             raise ActorGraphError(msg)
         given = order.fresh if order.fresh is not UNSET else order.input
         plan = plan_unrecorded(workers.spec, request, given, prefix)
-        env = TaskEnv(
-            node_prefix=prefix,
-            thread_id=request.thread_id,
-            context=request.context,
-            nested=bool(request.namespace),
-        )
-        return Run(workers, _setup(launch, plan, env, None), launch)
+        return Run(workers, _setup(launch, plan, _env(request, prefix), None), launch)
     thread_id = request.thread_id
     loaded, head = _read(store, thread_id, request)
     ids, checkpoints = lookups(loaded, order.input)
@@ -67,15 +61,26 @@ def build_run(launch: Launch) -> Run:
         source=plan.source,
         origin=loaded.origin if loaded is not None else None,
     )
-    env = TaskEnv(
-        node_prefix=prefix,
-        thread_id=thread_id,
-        context=request.context,
+    env = _env(
+        request,
+        prefix,
         encode=lambda own, result: encode_new_states(store, thread_id, own, result),
-        nested=bool(request.namespace),
         line=recorder.origin,  # names the run's questions
     )
     return Run(workers, _setup(launch, plan, env, recorder), launch)
+
+
+def _env(request: RunRequest, prefix: str, **recorded: Any) -> TaskEnv:
+    """The surroundings of the run's tasks (`recorded`: what a run with a checkpointer adds)."""
+    return TaskEnv(
+        node_prefix=prefix,
+        thread_id=request.thread_id,
+        context=request.context,
+        nested=bool(request.namespace),
+        store=request.store,
+        cache=request.cache,
+        **recorded,
+    )
 
 
 def _read(store: Checkpointer, thread_id: str, request: RunRequest) -> tuple[Loaded | None, str | None]:

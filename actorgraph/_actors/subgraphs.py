@@ -207,6 +207,8 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         breakpoints=setup.breakpoints.inside(task.vertex, child),
         listeners=parent.events.nested(namespace),
         answers=answers,
+        memory=parent.env.store,
+        cache=parent.env.cache,
     )
 
 
@@ -226,6 +228,8 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
         discard_pending=False,
         listeners=call.listeners,
         namespace=call.namespace,
+        store=call.memory,
+        cache=call.cache,
     )
     answered = Command(resume=call.answers) if call.answers else None
     return Launch(new_run_id(), RunOrder(call.store, request, answered, fresh=given), workers, nested=True)

@@ -14,7 +14,7 @@ from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.messages import Launch, RunOrder, new_run_id
 from actorgraph._actors.runtime import Runtime
 from actorgraph._api.history import History
-from actorgraph._api.request import GraphSettings, RunKeywords, run_request
+from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
 from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
 from actorgraph._engine.copies import copy_state
@@ -273,6 +273,21 @@ class CompiledGraph(Generic[S]):
         return self._threads.update_state(
             thread_id, values, as_vertex=as_vertex, checkpoint_id=checkpoint_id, replace=replace
         )
+
+    def clear_cache(self, vertices: Sequence[str] | None = None) -> None:
+        """Forget the outcomes the node cache keeps for these vertices (None: every vertex, subgraphs' too).
+
+        A no-op when the graph was compiled without `cache=`. Clear a vertex
+        after changing its function: the cache knows a vertex by its graph's and
+        its own name, not by its code.
+
+        Raises:
+            ConfigError: a name that is not a vertex of this graph.
+        """
+        cache = self._settings.cache
+        if cache is None:
+            return
+        cache.clear(cache_namespaces(self.spec, vertices))
 
     # -- lifecycle -------------------------------------------------------------------------
 

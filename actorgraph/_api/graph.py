@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from actorgraph._actors.backend import Backend, choose_backend
 from actorgraph._api.compiled import CompiledGraph
-from actorgraph._api.request import GraphSettings, check_durability, resolve_breakpoints
+from actorgraph._api.request import GraphSettings, check_cache, check_durability, resolve_breakpoints
 from actorgraph._build.builder import GraphBuilder
 from actorgraph._build.validate import build_spec, check_child_checkpointers
 from actorgraph._engine.clock import Clock
+from actorgraph._model.policy import NodeCache
+from actorgraph._model.runs import Breakpoints
+from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._protocol import Checkpointer
 from actorgraph.events import Listener
 
@@ -45,6 +49,8 @@ class Graph(GraphBuilder[S]):
         context: Any = None,
         backend: Backend | None = None,
         actors: str | None = None,
+        store: Any = None,
+        cache: NodeCache | None = None,
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
@@ -64,18 +70,26 @@ class Graph(GraphBuilder[S]):
                 `actorgraph.ray.RayBackend(...)` for Ray worker processes.
             actors: "pooled" (the default: vertex actors share the process's scheduler
                 threads) or "threads" (each owns a thread): the "Actors and threads" page.
+            store: a memory store (`actorgraph.store`): every vertex's `ctx.store`, subgraphs' too.
+            cache: a node cache (`MemoryCache()`, `SqliteCache(path)`) for vertices with a `CachePolicy`.
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
+            ConfigError: `cache` is not a node cache.
         """
         backend = choose_backend(backend, actors)
         spec = build_spec(self)
         check_child_checkpointers(spec, checkpointer)
         backend.check(spec)
-        before = interrupt_before if interrupt_before is not None else list(self.pause_before) or None
-        after = interrupt_after if interrupt_after is not None else list(self.pause_after) or None
-        breakpoints = resolve_breakpoints(before, after, spec)
+        breakpoints = self._breakpoints(spec, interrupt_before, interrupt_after)
         settings = GraphSettings(
             spec, checkpointer, breakpoints, check_durability(durability), tuple(listeners), context, backend
         )
+        settings = dataclasses.replace(settings, store=store, cache=check_cache(spec, cache))
         return CompiledGraph(settings, clock=clock)
+
+    def _breakpoints(self, spec: GraphSpec, before: Any, after: Any) -> Breakpoints:
+        """`compile()`'s breakpoints, checked (default: a graph file's)."""
+        before = before if before is not None else list(self.pause_before) or None
+        after = after if after is not None else list(self.pause_after) or None
+        return resolve_breakpoints(before, after, spec)

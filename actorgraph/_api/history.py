@@ -11,7 +11,15 @@ from actorgraph._actors.recorder import Recorder
 from actorgraph._engine.inputs import updated_state
 from actorgraph._engine.lineage import distinct
 from actorgraph._engine.subgraphs import namespace_of
-from actorgraph._engine.superstep import deliver_as, initial, plan, replace_state, state_of, status_of
+from actorgraph._engine.superstep import (
+    deliver_as,
+    initial,
+    next_vertices,
+    plan,
+    replace_state,
+    state_of,
+    status_of,
+)
 from actorgraph._model.errors import (
     ActorGraphError,
     InvalidUpdateError,
@@ -51,7 +59,7 @@ def snapshot(
         state=state,
         status=status,  # type: ignore[arg-type]
         step=pos.step,
-        next=pos.next_vertices(),
+        next=next_vertices(spec, pos),
         superstep=superstep,
         interrupts=loaded.interrupts,
         checkpoint_id=row.checkpoint_id,
@@ -179,7 +187,7 @@ class History:
     def _children(self, spec: GraphSpec, thread: str, loaded: Loaded) -> list[tuple[str, GraphSpec]]:
         """The subgraph runs of the superstep after `loaded` that have a checkpoint: (namespace, graph)."""
         out = []
-        for task in plan(loaded.position):
+        for task in plan(loaded.position, spec.deferred):
             vertex = spec.vertices.get(task.vertex)
             if vertex is not None and vertex.child is not None:
                 namespace = namespace_of(task, loaded.origin)
@@ -225,7 +233,7 @@ class History:
         loaded = self._load(thread_id, checkpoint_id)
         latest = _most_severe((r.vertex, r.status) for r in loaded.pending.values())
         if head:
-            latest.update({v: "pending" for v in loaded.position.next_vertices() if v not in latest})
+            latest.update({v: "pending" for v in next_vertices(spec, loaded.position) if v not in latest})
         for vertex, status in latest.items():
             out.setdefault(vertex, status)
         for namespace, child in self._children(spec, thread_id, loaded):

@@ -10,12 +10,15 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypedDict
 
 from actorgraph._actors.backend import DEFAULT, Backend
-from actorgraph._model.errors import ConfigError
+from actorgraph._engine.caching import namespace_of
+from actorgraph._model.errors import ConfigError, GraphValidationWarning
+from actorgraph._model.policy import NodeCache
 from actorgraph._model.runs import DURABILITY, Breakpoints, Durability, RunRequest
 from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._protocol import Checkpointer
@@ -26,6 +29,8 @@ __all__ = [
     "DEFAULT_RECURSION_LIMIT",
     "GraphSettings",
     "RunKeywords",
+    "cache_namespaces",
+    "check_cache",
     "check_durability",
     "resolve_breakpoints",
     "run_request",
@@ -80,6 +85,8 @@ class GraphSettings:
     listeners: tuple[Listener, ...] = ()
     context: Any = None
     backend: Backend = DEFAULT
+    store: Any = None
+    cache: NodeCache | None = None
 
 
 def run_request(
@@ -122,6 +129,8 @@ def run_request(
         discard_pending=bool(keywords.get("discard_pending", False)),
         listeners=tuple(listeners),
         answered_by=_answerer(keywords.get("answered_by")),
+        store=settings.store,
+        cache=settings.cache,
     )
 
 
@@ -173,6 +182,77 @@ def check_durability(value: Any) -> Durability:
         msg = f"durability must be one of {', '.join(DURABILITY)}, got {value!r}"
         raise ConfigError(msg)
     return value  # type: ignore[no-any-return]
+
+
+def check_cache(spec: GraphSpec, cache: Any) -> NodeCache | None:
+    """`compile(cache=)` checked; a warning when the cache and the vertices' `CachePolicy` miss each other.
+
+    A policy without a cache caches nothing, and a cache without a policy holds
+    nothing: both are allowed (a compiled graph may run as another's subgraph,
+    with its parent's cache), and both are named in a `GraphValidationWarning`.
+
+    Raises:
+        ConfigError: `cache` is not a node cache.
+    """
+    cached = _cached_vertices(spec)
+    if cache is None:
+        if cached:
+            _warn(
+                f"vertices {', '.join(cached)} have a CachePolicy, but the graph was compiled without "
+                "cache=: nothing is cached unless it runs as a subgraph of a graph that has one; pass "
+                "compile(cache=MemoryCache()) or SqliteCache(path)"
+            )
+        return None
+    if not all(callable(getattr(cache, m, None)) for m in ("digest", "get", "put", "clear")):
+        msg = (
+            f"compile(cache=...) takes a node cache (MemoryCache(), SqliteCache(path)), got "
+            f"{type(cache).__name__}"
+        )
+        raise ConfigError(msg)
+    if not cached:
+        _warn(
+            "the graph was compiled with cache=, but no vertex has a CachePolicy, so nothing is "
+            "cached; give the vertices to cache add_vertex(..., cache=CachePolicy())"
+        )
+    return cache  # type: ignore[no-any-return]
+
+
+def _cached_vertices(spec: GraphSpec, prefix: str = "") -> list[str]:
+    """The paths of the vertices with a `CachePolicy`, inside subgraphs too (`research/fetch`)."""
+    found = []
+    for name, vertex in spec.vertices.items():
+        if vertex.cache is not None:
+            found.append(f"{prefix}{name}")
+        if vertex.child is not None:
+            found.extend(_cached_vertices(vertex.child.spec, f"{prefix}{name}/"))
+    return found
+
+
+def cache_namespaces(spec: GraphSpec, vertices: Sequence[str] | None) -> list[str]:
+    """The node cache's namespaces of these vertices of `spec` (None: all, subgraphs' inside too).
+
+    Raises:
+        ConfigError: a name that is not a vertex of `spec`.
+    """
+    if vertices is None:
+        found = [namespace_of(spec.name, name) for name in spec.vertices]
+        for vertex in spec.vertices.values():
+            if vertex.child is not None:
+                found.extend(cache_namespaces(vertex.child.spec, None))
+        return found
+    names = [vertices] if isinstance(vertices, str) else list(vertices)
+    unknown = [name for name in names if name not in spec.vertices]
+    if unknown:
+        msg = (
+            f"clear_cache: {', '.join(map(repr, unknown))} not vertices of graph {spec.name!r} "
+            f"(its vertices: {', '.join(spec.vertices)})"
+        )
+        raise ConfigError(msg)
+    return [namespace_of(spec.name, name) for name in names]
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, GraphValidationWarning, stacklevel=4)
 
 
 def resolve_breakpoints(

@@ -7,10 +7,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 from actorgraph._model.errors import GraphValidationError
-from actorgraph._model.policy import RetryPolicy
+from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 
-__all__ = ["VertexOptions", "check_name", "check_option_names", "policies_of", "resources_of"]
+__all__ = [
+    "VertexOptions",
+    "cache_policy_of",
+    "check_name",
+    "check_option_names",
+    "defer_of",
+    "policies_of",
+    "resources_of",
+]
 
 
 class VertexOptions(TypedDict, total=False):
@@ -41,6 +49,13 @@ class VertexOptions(TypedDict, total=False):
             `InvalidUpdateError`. With `inputs` or `outputs` the vertex returns an update.
         resources: what a worker must hold to run it on a distributed backend, in Ray's
             names: `{"num_cpus": 2, "num_gpus": 1, "my_resource": 1}`; threads ignore it.
+        cache: a `CachePolicy(ttl=None, key=None)`: a task whose input equals (by `key`)
+            one the vertex handled within `ttl` seconds reuses that outcome without
+            calling the function; the graph needs `compile(cache=MemoryCache())` or
+            `SqliteCache(path)`. Not for a subgraph vertex.
+        defer: True: the vertex runs only when no other vertex has a message waiting;
+            its messages wait in its inbox until then (an aggregator after branches of
+            uneven length runs once, at the end).
     """
 
     retry: RetryPolicy | Sequence[RetryPolicy] | None
@@ -54,6 +69,8 @@ class VertexOptions(TypedDict, total=False):
     inputs: Sequence[str] | Mapping[str, str] | None
     outputs: Sequence[str] | Mapping[str, str] | None
     resources: Mapping[str, float] | None
+    cache: CachePolicy | None
+    defer: bool
 
 
 OPTION_NAMES = frozenset(VertexOptions.__annotations__)
@@ -136,3 +153,32 @@ def policies_of(retry: RetryPolicy | Sequence[RetryPolicy] | None, what: str) ->
         msg = f"{what} must be a RetryPolicy or a list of them, got {retry!r}"
         raise GraphValidationError(msg)
     return policies
+
+
+def cache_policy_of(name: str, cache: Any, *, subgraph: bool) -> CachePolicy | None:
+    """`add_vertex(cache=)` checked: a `CachePolicy`, on a vertex that is not a subgraph."""
+    if cache is None:
+        return None
+    if not isinstance(cache, CachePolicy):
+        msg = (
+            f"vertex {name!r}: cache must be a CachePolicy(ttl=..., key=...), got "
+            f"{type(cache).__name__} {cache!r:.60}"
+        )
+        raise GraphValidationError(msg)
+    if subgraph:
+        msg = (
+            f"vertex {name!r} is a subgraph, whose outcome cannot be cached; give CachePolicy "
+            "to the vertices inside it"
+        )
+        raise GraphValidationError(msg)
+    return cache
+
+
+def defer_of(name: str, defer: Any) -> bool:
+    """`add_vertex(defer=)` checked: True or False."""
+    if defer is None:
+        return False
+    if not isinstance(defer, bool):
+        msg = f"vertex {name!r}: defer must be True or False, got {defer!r:.60}"
+        raise GraphValidationError(msg)
+    return defer

@@ -7,9 +7,9 @@ from typing import Any
 
 from actorgraph._build.builder import GraphBuilder, check_handler, takes_ctx
 from actorgraph._model.errors import GraphValidationError, GraphValidationWarning
+from actorgraph._model.records import END, START
 from actorgraph._model.schema import Schema
 from actorgraph._model.spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexSpec
-from actorgraph._model.records import END, START
 from actorgraph.merge import Merge, by_key, three_way
 
 __all__ = ["build_spec", "check_child_checkpointers", "composed_merge"]
@@ -56,6 +56,7 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
         joins_from={k: tuple(v) for k, v in joins_from.items()},
         merge=composed_merge(graph.merge, schema),
         schema=schema,
+        deferred=frozenset(name for name, v in vertices.items() if v.defer),
     )
 
 
@@ -174,6 +175,8 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
         child=child,
         resources=v.resources,
         flow=v.flow,
+        cache=v.cache,
+        defer=v.defer,
     )
 
 

@@ -7,12 +7,17 @@ A run between supersteps is a `Position`: the messages delivered for the next
 superstep (the inboxes), the states buffered at joins, the states that reached
 END, and each vertex's private value. `plan` turns a position into tasks;
 `commit` delivers a finished superstep's outboxes and gives the next position.
+
+A deferred vertex (`add_vertex(..., defer=True)`) runs only when no other
+vertex has a message: while one has, the deferred vertex's messages stay in the
+inbox (`held`), carried over to the next position and checkpointed like any
+message, so an aggregator after branches of uneven length runs once, at the end.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from actorgraph._engine.lineage import distinct, lowest_common_ancestors, merge_located
@@ -28,7 +33,9 @@ __all__ = [
     "current_state",
     "deliver_as",
     "final_state",
+    "held",
     "initial",
+    "next_vertices",
     "plan",
     "replace_state",
     "state_of",
@@ -54,20 +61,33 @@ def _message_order(message: Message) -> tuple[int, tuple[str, int]]:
     return (message.step, task_order(message.sender) if message.sender != START else ("", -2))
 
 
-def plan(pos: Position) -> tuple[Task, ...]:
+def held(inbox: Sequence[Message], deferred: Collection[str]) -> tuple[Message, ...]:
+    """The messages of `inbox` that wait: those of deferred vertices, while another vertex has one."""
+    if not deferred:
+        return ()
+    waiting = tuple(m for m in inbox if m.target in deferred)
+    return waiting if len(waiting) < len(inbox) else ()
+
+
+def plan(pos: Position, deferred: Collection[str] = frozenset()) -> tuple[Task, ...]:
     """The tasks of superstep `pos.step + 1`, in task order.
 
     A vertex with plain messages runs once with all of them; every `Send`
     message is a task of its own (`vertex:index`, index in delivery order).
+    The vertices in `deferred` (`GraphSpec.deferred`) run only when no other
+    vertex has a message.
     """
     step = pos.step + 1
-    if len(pos.inbox) == 1:  # the common single-line case, without sorting
-        m = pos.inbox[0]
+    inbox = pos.inbox
+    if deferred and held(inbox, deferred):
+        inbox = tuple(m for m in inbox if m.target not in deferred)
+    if len(inbox) == 1:  # the common single-line case, without sorting
+        m = inbox[0]
         task_id = f"{m.target}:0" if m.send else m.target
-        return (Task(task_id, m.target, step, pos.inbox, pos.values.get(m.target)),)
+        return (Task(task_id, m.target, step, inbox, pos.values.get(m.target)),)
     plain: dict[str, list[Message]] = {}
     sends: dict[str, list[Message]] = {}
-    for m in pos.inbox:
+    for m in inbox:
         (sends if m.send else plain).setdefault(m.target, []).append(m)
     tasks = []
     for vertex in sorted(plain.keys() | sends.keys()):
@@ -82,6 +102,12 @@ def plan(pos: Position) -> tuple[Task, ...]:
     return tuple(tasks)
 
 
+def next_vertices(spec: GraphSpec, pos: Position) -> tuple[str, ...]:
+    """The vertices that run in the superstep after `pos`, by name (deferred ones wait their turn)."""
+    waiting = {m.target for m in held(pos.inbox, spec.deferred)}
+    return tuple(sorted({m.target for m in pos.inbox} - waiting))
+
+
 def commit(spec: GraphSpec, pos: Position, superstep: SuperstepState) -> Position:
     """Deliver the outboxes of a superstep whose tasks all ended `ok`.
 
@@ -91,7 +117,8 @@ def commit(spec: GraphSpec, pos: Position, superstep: SuperstepState) -> Positio
         superstep: every task's result, in task order.
 
     Returns:
-        The position after `superstep.step`.
+        The position after `superstep.step`; the messages a deferred vertex was
+        held back with come first in its inbox.
     """
     values = dict(pos.values)
     outbox: list[Message] = []
@@ -102,14 +129,14 @@ def commit(spec: GraphSpec, pos: Position, superstep: SuperstepState) -> Positio
         if result.value is not None or result.vertex in values:
             values[result.vertex] = result.value
         outbox.extend(result.outbox)
-    base = Position(superstep.step, (), pos.joins, pos.finished, values)
+    base = Position(superstep.step, held(pos.inbox, spec.deferred), pos.joins, pos.finished, values)
     nxt = _deliver(spec, base, outbox, step=superstep.step)
     _trim(nxt)
     return nxt
 
 
 def _deliver(spec: GraphSpec, pos: Position, outbox: Iterable[Message], *, step: int) -> Position:
-    inbox: list[Message] = []
+    inbox: list[Message] = list(pos.inbox)
     finished = list(pos.finished)
     joins = {k: list(v) for k, v in pos.joins.items()}
     for m in outbox:
@@ -202,7 +229,7 @@ def deliver_as(spec: GraphSpec, pos: Position, vertex: str, node: Node) -> Posit
         pos.values,
     )
     delivered = _deliver(spec, kept, outbox, step=pos.step)
-    return Position(pos.step, kept.inbox + delivered.inbox, delivered.joins, delivered.finished, pos.values)
+    return Position(pos.step, delivered.inbox, delivered.joins, delivered.finished, pos.values)
 
 
 def status_of(pos: Position, superstep: SuperstepState | None, pauses: Sequence[Any] = ()) -> str:

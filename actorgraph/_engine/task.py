@@ -9,12 +9,14 @@ state, and returns a `VertexResult` whose status is `ok`, `error` or
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from actorgraph._engine.caching import Lookup, lookup_for
 from actorgraph._engine.call import Call, Called, call_vertex, call_vertex_async
 from actorgraph._engine.context import Context
 from actorgraph._engine.copies import copy_state
@@ -22,6 +24,7 @@ from actorgraph._engine.lineage import distinct, merge_located
 from actorgraph._engine.returned import interpret
 from actorgraph._engine.routing import route
 from actorgraph._model.errors import InvalidUpdateError, RoutingError
+from actorgraph._model.policy import NodeCache
 from actorgraph._model.records import (
     PARENT,
     Command,
@@ -39,8 +42,10 @@ __all__ = [
     "Attempt",
     "Prepared",
     "TaskEnv",
+    "cached",
     "finish",
     "input_node",
+    "kept",
     "prepare",
     "run_attempt",
     "run_attempt_async",
@@ -65,6 +70,8 @@ class TaskEnv:
         line: the line of the thread's history the run continues (the checkpoint
             that began it, or the run's id when nothing is recorded): it makes the
             ids of the questions its tasks ask unique to this run.
+        store: the graph's `compile(store=...)` object, given to vertices as `ctx.store`.
+        cache: the graph's node cache (`compile(cache=...)`), or None.
     """
 
     node_prefix: str
@@ -76,6 +83,8 @@ class TaskEnv:
     listen: Callable[[Any], None] | None = None
     nested: bool = False
     line: str | None = None
+    store: Any = None
+    cache: NodeCache | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -168,11 +177,14 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     if isinstance(ready, VertexResult):
         return ready
     prepared, ctx, state = ready
+    lookup, reused = cached(spec, prepared, ctx, state, failure)
+    if reused is not None:
+        return reused
     vertex = spec.vertices[task.vertex]
     called = call_vertex(
         vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
     )
-    return finish(spec, prepared, called, ctx)
+    return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 
 async def run_attempt_async(
@@ -186,9 +198,12 @@ async def run_attempt_async(
     if isinstance(ready, VertexResult):
         return ready
     prepared, ctx, state = ready
+    lookup, reused = cached(spec, prepared, ctx, state, failure)
+    if reused is not None:
+        return reused
     vertex = spec.vertices[task.vertex]
     called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
-    return finish(spec, prepared, called, ctx)
+    return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 
 def _ready(
@@ -230,6 +245,7 @@ class Prepared:
             task.resumes,
             failure,
             env.line,
+            env.store,
         )
 
 
@@ -241,6 +257,41 @@ def prepare(spec: GraphSpec, task: Task, attempt: int, env: TaskEnv) -> Prepared
         return Prepared(at, input_node(spec, task, node_id), node_id)
     except Exception as exc:  # noqa: BLE001 - a conflict or a failing user merge is the task's error
         return at.failed(exc, retryable=False)
+
+
+def cached(
+    spec: GraphSpec, prepared: Prepared, ctx: Context[Any], state: Any, failure: ErrorInfo | None
+) -> tuple[Lookup | None, VertexResult | None]:
+    """The task's place in the node cache, and its outcome when it needs no call.
+
+    That outcome is the one the cache kept (its `cached` set), or the error of
+    a lookup that failed (a key function that raised, a state the key cannot
+    serialize, a cache that cannot be read).
+    """
+    at = prepared.at
+    try:
+        lookup = lookup_for(spec, at.task, at.env.cache, state, handler=failure is not None)
+        hit = lookup.hit() if lookup is not None else None
+    except Exception as exc:  # noqa: BLE001 - a failed lookup is the task's error
+        return None, at.failed(exc)
+    if hit is None:
+        return lookup, None
+    result = finish(spec, prepared, hit, ctx)
+    return None, dataclasses.replace(result, cached=True) if result.ok else result
+
+
+def kept(prepared: Prepared, lookup: Lookup | None, called: Called, result: VertexResult) -> VertexResult:
+    """`result`, once what the vertex did is kept in the node cache when `result` is `ok`.
+
+    An outcome the cache cannot keep (a state its serializer refuses) is the task's error.
+    """
+    if lookup is None or not result.ok:
+        return result
+    try:
+        lookup.keep(called)
+    except Exception as exc:  # noqa: BLE001 - a cache that cannot keep the outcome fails the task, loudly
+        return prepared.at.failed(exc)
+    return result
 
 
 def finish(spec: GraphSpec, prepared: Prepared, called: Called, ctx: Context[Any]) -> VertexResult:

@@ -1,13 +1,17 @@
-"""`RetryPolicy`: how often, and after how long, a failed task is tried again (a record)."""
+"""Vertex policies (records): `RetryPolicy` (how often a failed task is tried again) and `CachePolicy`.
+
+`NodeCache` is what the engine needs of a node cache (`actorgraph.cache` implements it).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from actorgraph._model.errors import ConfigError
 
-__all__ = ["RetryPolicy"]
+__all__ = ["CachePolicy", "CachedOutcome", "NodeCache", "RetryPolicy"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +47,67 @@ class RetryPolicy:
                 f"backoff_factor={self.backoff_factor}"
             )
             raise ConfigError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class CachePolicy:
+    """When a vertex may reuse an earlier outcome instead of being called (`add_vertex(cache=...)`).
+
+    A task of the vertex whose input is equal, by `key`, to one the vertex
+    handled within `ttl` seconds reuses that outcome (what the function returned,
+    routing and `Send`s included, and its private value) without calling the
+    function, in any thread and, with a `SqliteCache`, in any process. Only `ok`
+    outcomes are kept; a task answering an interrupt, or running the vertex's
+    `on_error` handler, neither reads nor fills the cache. The graph needs a
+    cache: `compile(cache=MemoryCache())` or `SqliteCache(path)`.
+
+    Attributes:
+        ttl: seconds an outcome stays reusable; None keeps it until `clear_cache`.
+        key: `key(state) -> str | bytes` of the state the vertex is given; None: a
+            stable digest of the whole state (its safe serialization, dict keys in
+            any order). The vertex's private value (`ctx.value`) is part of the key either way.
+    """
+
+    ttl: float | None = None
+    key: Callable[[Any], str | bytes] | None = None
+
+    def __post_init__(self) -> None:
+        ttl = self.ttl
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0):
+            msg = f"CachePolicy(ttl={ttl!r}): give a number of seconds > 0, or None to keep outcomes"
+            raise ConfigError(msg)
+        if self.key is not None and not callable(self.key):
+            msg = f"CachePolicy(key={self.key!r}): give a function of the state returning str or bytes"
+            raise ConfigError(msg)
+
+
+@dataclass(frozen=True, slots=True)
+class CachedOutcome:
+    """What a cache keeps of a vertex's `ok` outcome: what its function returned, and its private value."""
+
+    returned: Any
+    value: Any
+
+
+class NodeCache(Protocol):
+    """What the engine needs of a node cache (`actorgraph.cache.MemoryCache`, `SqliteCache`).
+
+    `namespace` is `graph/vertex`; `key` a digest made by `digest`. Safe to call
+    from many threads at once.
+    """
+
+    def digest(self, parts: Any) -> str:
+        """A stable digest of `parts` (plain data and allowed classes): the same in every process."""
+        ...
+
+    def get(self, namespace: str, key: str) -> CachedOutcome | None:
+        """The outcome kept under `key`, or None (never kept, expired, or cleared)."""
+        ...
+
+    def put(self, namespace: str, key: str, outcome: CachedOutcome, ttl: float | None) -> None:
+        """Keep `outcome` under `key` for `ttl` seconds (None: until cleared)."""
+        ...
+
+    def clear(self, namespaces: Sequence[str] | None = None) -> None:
+        """Forget the outcomes of these namespaces (None: every one)."""
+        ...

@@ -290,6 +290,8 @@ class VertexResult:
         handoff: for a task of a subgraph that returned `Command(graph=PARENT)`.
         handler: True when the vertex's `on_error` handler produced this outcome
             (`error` then keeps the failure it handled).
+        cached: True when the outcome was reused from the node cache (`CachePolicy`):
+            the vertex's function was not called.
         node: the new state's lineage version (the engine's bookkeeping).
     """
 
@@ -309,6 +311,7 @@ class VertexResult:
     handler: bool = False
     nested: tuple[Interrupt, ...] = ()
     handoff: Handoff | None = None
+    cached: bool = False
     node: Node | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, TypeAlias
 
+from actorgraph._model.policy import NodeCache
 from actorgraph._model.records import Interrupt, Position, SuperstepState, VertexResult
 from actorgraph._model.spec import ChildSpec
 from actorgraph.events import Listener
@@ -68,6 +69,8 @@ class RunRequest:
         listeners: callables that receive the run's events.
         answered_by: who gives the run's answers, recorded with each claim.
         namespace: a subgraph's run's namespace ("" for a top-level run).
+        store: the `compile(store=...)` object vertices read as `ctx.store`, or None.
+        cache: the `compile(cache=...)` node cache, or None.
     """
 
     thread_id: str | None
@@ -80,6 +83,8 @@ class RunRequest:
     listeners: tuple[Listener, ...]
     answered_by: str = ""
     namespace: str = ""
+    store: Any = None
+    cache: NodeCache | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._model.dataflow import DataFlow
-from actorgraph._model.policy import RetryPolicy
+from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import Merge
 from actorgraph._model.schema import Schema
 
@@ -60,6 +60,8 @@ class VertexSpec:
         child: for a subgraph vertex, its graph (then `fn` is never called).
         resources: what a worker running it must hold (distributed backends), or None.
         flow: its declared inputs and outputs (`DataFlow`), or None.
+        cache: when its tasks may reuse an earlier outcome (`CachePolicy`), or None.
+        defer: it runs only when no other vertex has a message waiting.
     """
 
     name: str
@@ -75,6 +77,8 @@ class VertexSpec:
     child: ChildSpec | None = None
     resources: Mapping[str, float] | None = None
     flow: DataFlow | None = None
+    cache: CachePolicy | None = None
+    defer: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,7 @@ class GraphSpec:
         joins_from: source -> the joins it delivers to.
         merge: the merge function.
         schema: the state schema, or None (nothing is checked).
+        deferred: the vertices added with `defer=True` (their messages wait while others run).
     """
 
     name: str
@@ -132,6 +137,7 @@ class GraphSpec:
     joins_from: Mapping[str, tuple[JoinSpec, ...]]
     merge: Merge
     schema: Schema | None = None
+    deferred: frozenset[str] = frozenset()
 
     def checked(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` checked against the schema (and given its type); unchanged without one.

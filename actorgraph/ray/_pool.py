@@ -31,7 +31,9 @@ from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
 from actorgraph._build.builder import ASYNC_CONCURRENCY, DEFAULT_CONCURRENCY
-from actorgraph._engine.task import Prepared, finish, prepare
+from actorgraph._engine.caching import Lookup
+from actorgraph._engine.context import Context
+from actorgraph._engine.task import Prepared, cached, finish, kept, prepare
 from actorgraph._model.errors import (
     ActorGraphError,
     RunCancelledError,
@@ -79,6 +81,7 @@ class _Flight:
     blob: bytes  # the pickled (code key, call, state): sent again with the code if the partition forgot it
     stored: Any  # the state's object reference when it is large, else None
     timer_handle: object = None
+    lookup: Lookup | None = None  # where its outcome is kept in the node cache
 
 
 class RayPool(BoundedPool):
@@ -190,6 +193,11 @@ class RayPool(BoundedPool):
         prepared = prepare(self.spec, task, order.attempt, order.env)
         if isinstance(prepared, VertexResult):
             return prepared
+        lookup, reused = cached(
+            self.spec, prepared, _ctx(order, prepared), prepared.given(self.spec), order.failure
+        )
+        if reused is not None:  # the node cache had its outcome: nothing leaves the driver
+            return reused
         try:
             state = self.backend.states.encode(prepared.node_in, task.vertex, prepared.given(self.spec))
             failure = portable_error(order.failure) if order.failure is not None else None
@@ -204,7 +212,7 @@ class RayPool(BoundedPool):
             )
         partition = self.group.pick()
         ref = self._call(partition, blob, stored, with_code=self._key not in partition.known)
-        flight = _Flight(order, prepared, partition, ref, blob, stored)
+        flight = _Flight(order, prepared, partition, ref, blob, stored, lookup=lookup)
         if self.vertex.timeout is not None:
             flight.timer_handle = self._arm(order)
         with self._lock:
@@ -269,13 +277,17 @@ class RayPool(BoundedPool):
             died = VertexActorDiedError(msg)
             died.__cause__ = exc
             return _error(order, prepared, died, retryable=True)
-        env, task = order.env, order.task
-        emit = functools.partial(env.emit, task) if env.emit is not None else None
+        ctx = _ctx(order, prepared)
         for payload in called.emitted:  # the custom events the vertex emitted, in order
-            if emit is not None:
-                emit(payload)
-        ctx = prepared.call(order.failure).context_for(emit)
-        return finish(self.spec, prepared, called, ctx)
+            ctx.emit(payload)
+        return kept(prepared, flight.lookup, called, finish(self.spec, prepared, called, ctx))
+
+
+def _ctx(order: Order, prepared: Prepared) -> Context[Any]:
+    """The `ctx` of the attempt on the driver (routers and the node cache read it)."""
+    env = order.env
+    emit = functools.partial(env.emit, order.task) if env.emit is not None else None
+    return prepared.call(order.failure).context_for(emit)
 
 
 def _value(answer: Any) -> Any:

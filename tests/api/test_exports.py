@@ -22,6 +22,7 @@ PUBLIC = {
         "ActorGraphError",
         "AlreadyAnsweredError",
         "BackendError",
+        "CachePolicy",
         "CheckpointError",
         "ConfigFileError",
         "Command",
@@ -34,6 +35,7 @@ PUBLIC = {
         "GraphValidationWarning",
         "Interrupt",
         "InvalidUpdateError",
+        "MemoryCache",
         "MergeConflictError",
         "MissingDependencyError",
         "RecordedError",
@@ -49,6 +51,7 @@ PUBLIC = {
         "Send",
         "SerializationError",
         "Snapshot",
+        "SqliteCache",
         "StuckVertexWarning",
         "SuperstepState",
         "ThreadNotFoundError",
@@ -133,6 +136,7 @@ PUBLIC = {
         "tool_calls_of",
         "tool_message",
     ],
+    "actorgraph.cache": ["MemoryCache", "SqliteCache"],
     "actorgraph.cli": ["main"],
     "actorgraph.web": ["app"],
 }
@@ -171,6 +175,7 @@ def test_only_public_modules_have_public_names() -> None:
         "web",
         "messages",
         "store",
+        "cache",
     }
 
 

@@ -26,8 +26,8 @@ def basics(path: Path) -> None:
         store.put(alice, "city", {"text": "lives in Lima", "kind": "fact", "weight": 5})
         store.put(alice, "mood", {"text": "tired today", "kind": "state"}, ttl=3600)  # gone in an hour
 
-        item = store.get(alice, "food")
-        print(f"{item.key}: {item.value['text']} (since {item.created_at:%Y})")
+        if (item := store.get(alice, "food")) is not None:  # None when the key is not there
+            print(f"{item.key}: {item.value['text']} (since {item.created_at:%Y})")
         newest = store.search(("users", "alice"), limit=2)  # newest update first
         print("newest:", [found.key for found in newest])
         heavy = store.search(("users",), filter={"weight": {"$gte": 4}})

@@ -61,6 +61,24 @@ def _hint(exc: sqlite3.Error) -> str:
     return "check the file and the disk, then retry"
 
 
+def immediate(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
+    """`work(conn)` in one transaction that takes the file's write lock first (`BEGIN IMMEDIATE`).
+
+    Shared with the memory store (`actorgraph.store.sqlite`): either all of `work`'s changes
+    are committed or, when it raises, none.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
+    return result
+
+
 def _not_writable(path: str) -> bool:
     """An existing file this process cannot write (or whose directory cannot take the WAL files)."""
     file = Path(path)
@@ -162,18 +180,9 @@ class SqliteCheckpointer(SqlStore):
         with self._lock:
             conn = self._open()
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = work(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        with contextlib.suppress(sqlite3.Error):
-                            conn.execute("ROLLBACK")
-                    raise
+                return immediate(conn, work)
             except sqlite3.Error as exc:
                 raise self._error(op, exc) from exc
-            return result
 
     def _query(self, op: str, work: Callable[[sqlite3.Connection], _T]) -> _T:
         with self._lock:

@@ -127,6 +127,14 @@ class SqlStore(BaseStore):
         finally:
             self._lock.release()
 
+    def _open_now(self, op: str) -> None:
+        """Connect (and create the tables) now, so a constructor fails early; closed on failure."""
+        try:
+            self._call(op, lambda _conn: None)
+        except BaseException:
+            self.close()
+            raise
+
     def _opened(self) -> Conn:
         conn = self._connect()
         try:

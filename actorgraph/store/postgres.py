@@ -68,11 +68,7 @@ class PostgresStore(SqlStore):
             "clock": clock,
         }
         self._configure(dsn=dsn, index=index, **arguments)
-        try:
-            self._call("connecting", lambda _conn: None)
-        except BaseException:
-            self.close()
-            raise
+        self._open_now("connecting")
 
     def _configure(self, **arguments: Any) -> None:
         self._arguments_given = arguments

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from actorgraph._model.errors import StoreError
-from actorgraph.checkpoint.sqlite import _DIALECT
+from actorgraph.checkpoint.sqlite import _DIALECT, immediate
 from actorgraph.store._sql import Conn, SqlStore
 
 __all__ = ["SqliteStore"]
@@ -53,11 +52,7 @@ class SqliteStore(SqlStore):
         clock: Callable[[], float] | None = None,
     ) -> None:
         self._configure(path=os.fspath(path), index=index, timeout=timeout, clock=clock)
-        try:
-            self._call("opening the store", lambda _conn: None)
-        except BaseException:
-            self.close()
-            raise
+        self._open_now("opening the store")
 
     def _configure(self, **arguments: Any) -> None:
         self._path: str = arguments["path"]
@@ -85,16 +80,7 @@ class SqliteStore(SqlStore):
         return conn
 
     def _run_in_transaction(self, conn: Conn, work: Callable[[Conn], _T]) -> _T:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            result = work(conn)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-            raise
-        return result
+        return immediate(conn, work)
 
     def _failure(self, op: str, exc: Exception) -> StoreError | None:
         if not isinstance(exc, sqlite3.Error):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,23 @@ def opener(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterato
     yield make
     for store in made:
         store.close()
+
+
+def at_once(work: Callable[[int], object], count: int) -> list[BaseException]:
+    """Run `work(0)` ... `work(count - 1)` on threads released together; the errors they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(count)
+
+    def run(i: int) -> None:
+        try:
+            start.wait()
+            work(i)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors

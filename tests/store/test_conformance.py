@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import threading
 
 import pytest
-from store_kinds import KINDS, Clock, opener
+from store_kinds import KINDS, Clock, at_once, opener
 
 from actorgraph._model.errors import ConfigError
 from actorgraph.store import BaseStore, Item, SearchItem
@@ -291,25 +290,14 @@ def test_the_async_twins_do_what_the_methods_do(store):
 
 def test_many_threads_writing_at_once_lose_nothing(make):
     store = make()
-    errors: list[BaseException] = []
-    start = threading.Barrier(8)
 
     def writer(t: int) -> None:
-        try:
-            start.wait()
-            for i in range(40):
-                store.put(("threads", f"t{t}"), f"k{i}", {"t": t, "i": i})
-                store.put(("threads", "shared"), "last", {"t": t, "i": i})
-                assert store.get(("threads", f"t{t}"), f"k{i}").value == {"t": t, "i": i}
-        except BaseException as exc:
-            errors.append(exc)
+        for i in range(40):
+            store.put(("threads", f"t{t}"), f"k{i}", {"t": t, "i": i})
+            store.put(("threads", "shared"), "last", {"t": t, "i": i})
+            assert store.get(("threads", f"t{t}"), f"k{i}").value == {"t": t, "i": i}
 
-    threads = [threading.Thread(target=writer, args=(t,)) for t in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
+    assert at_once(writer, 8) == []
     assert len(store.search(("threads",), limit=1000)) == 8 * 40 + 1
     assert store.get(("threads", "shared"), "last").value["i"] == 39
     assert len(store.list_namespaces()) == 9

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
+from store_kinds import at_once
 
 import actorgraph as ag
 from actorgraph.checkpoint import SqliteCheckpointer
@@ -47,20 +47,11 @@ def store(request, tmp_path):
 def test_what_one_thread_writes_another_thread_reads(store, compile_graph, tmp_path):
     with SqliteCheckpointer(tmp_path / "runs.db") as checkpointer:
         app = compile_graph(graph(), checkpointer=checkpointer, store=store)
-        errors: list[BaseException] = []
 
         def run(i: int) -> None:
-            try:
-                app.invoke({"user": "ada", "text": f"note {i}"}, thread_id=f"writer-{i}")
-            except BaseException as exc:
-                errors.append(exc)
+            app.invoke({"user": "ada", "text": f"note {i}"}, thread_id=f"writer-{i}")
 
-        writers = [threading.Thread(target=run, args=(i,)) for i in range(4)]
-        for writer in writers:
-            writer.start()
-        for writer in writers:
-            writer.join()
-        assert errors == []
+        assert at_once(run, 4) == []
         result = app.invoke({"user": "ada", "text": "reader"}, thread_id="reader")
     assert result.state["known"] == ["note 0", "note 1", "note 2", "note 3", "reader"]
     item = store.get(("notes", "ada"), "writer-2")

@@ -154,7 +154,8 @@ class Tool:
             ToolCallError: not a mapping, a missing or unknown argument, or a value of the wrong type.
         """
         if self.native:
-            return  # a langchain-core tool checks its own arguments
+            self._check_native(args)
+            return
         if not isinstance(args, Mapping):
             msg = f"tool {self.name!r} takes its arguments as an object, got {type(args).__name__}"
             raise ToolCallError(msg)
@@ -167,6 +168,17 @@ class Tool:
         if problems:
             msg = f"tool {self.name!r}: " + "; ".join(problems)
             raise ToolCallError(msg)
+
+    def _check_native(self, args: Any) -> None:
+        """Check a langchain-core tool's arguments against its `tool_call_schema`, when it has one."""
+        validate = getattr(getattr(self.fn, "tool_call_schema", None), "model_validate", None)
+        if validate is None:
+            return
+        try:
+            validate(args)
+        except Exception as exc:  # pydantic's ValidationError, or a TypeError for a non-mapping
+            msg = f"tool {self.name!r}: the arguments do not fit its schema: {exc}"
+            raise ToolCallError(msg) from exc
 
     def call(self, args: Mapping[str, Any], *, state: Any, store: Any, call_id: str) -> Any:
         """Run the tool with the model's arguments and the injected ones.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime as dt
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
@@ -103,7 +104,7 @@ class BaseStore:
         key: str,
         value: Mapping[str, Any] | None,
         *,
-        ttl: float | Any = None,
+        ttl: float | dt.timedelta | None = None,
     ) -> None:
         """Store `value` under `key` in `namespace`, replacing what was there (its `created_at` is kept).
 
@@ -271,7 +272,7 @@ class BaseStore:
         key: str,
         value: Mapping[str, Any] | None,
         *,
-        ttl: float | Any = None,
+        ttl: float | dt.timedelta | None = None,
     ) -> None:
         """`put` on a worker thread."""
         await asyncio.to_thread(self.put, namespace, key, value, ttl=ttl)

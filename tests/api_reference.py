@@ -32,6 +32,7 @@ PAGES = {
     "messages.md": "actorgraph.messages",
     "checkpoint.md": "actorgraph.checkpoint",
     "store.md": "actorgraph.store",
+    "cache.md": "actorgraph.cache",
     "events.md": "actorgraph.events",
     "logging.md": "actorgraph.logging",
     "testing.md": "actorgraph.testing",

@@ -59,7 +59,8 @@ def test_the_aggregator_runs_once_with_both_branches() -> None:
 
 def test_get_state_next_leaves_the_waiting_aggregator_out(tmp_path: Any) -> None:
     agg = Counted("agg")
-    with SqliteCheckpointer(tmp_path / "runs.db") as store, uneven(agg).compile(store, interrupt_after=["a"]) as app:
+    store = SqliteCheckpointer(tmp_path / "runs.db")
+    with store, uneven(agg).compile(store, interrupt_after=["a"]) as app:
         paused = app.invoke({"log": []}, thread_id="t")
         assert paused.status == "interrupted"
         snap = app.get_state("t")

@@ -78,7 +78,7 @@ def test_a_key_function_decides_which_inputs_are_equal() -> None:
 
 def test_a_key_function_returning_something_else_fails_the_task() -> None:
     g, _ = doubling(ag.CachePolicy(key=lambda s: s["n"]))
-    with g.compile(cache=ag.MemoryCache()) as app, pytest.raises(ag.ConfigError, match="must return a str or bytes"):
+    with g.compile(cache=ag.MemoryCache()) as app, pytest.raises(ag.ConfigError, match="a str or bytes"):
         app.invoke({"n": 2})
 
 
@@ -221,8 +221,9 @@ def test_a_state_the_cache_cannot_store_fails_the_task_naming_it() -> None:
     g.add_vertex("v", lambda s: {"obj": object()}, cache=ag.CachePolicy(key=lambda s: "same"))
     g.add_edge(ag.START, "v")
     g.add_edge("v", ag.END)
-    with g.compile(cache=ag.MemoryCache()) as app, pytest.raises(
-        ag.SerializationError, match="vertex 'v': the node cache cannot keep what it returned"
+    with (
+        g.compile(cache=ag.MemoryCache()) as app,
+        pytest.raises(ag.SerializationError, match="vertex 'v': the node cache cannot keep what it returned"),
     ):
         app.invoke({})
 
@@ -235,8 +236,9 @@ def test_a_policy_without_a_cache_and_a_cache_without_a_policy_warn() -> None:
     plain.add_vertex("v", lambda s: s)
     plain.add_edge(ag.START, "v")
     plain.add_edge("v", ag.END)
-    with pytest.warns(ag.GraphValidationWarning, match="no vertex has a CachePolicy"), plain.compile(
-        cache=ag.MemoryCache()
+    with (
+        pytest.warns(ag.GraphValidationWarning, match="no vertex has a CachePolicy"),
+        plain.compile(cache=ag.MemoryCache()),
     ):
         pass
     with warnings.catch_warnings():
@@ -283,7 +285,8 @@ def test_an_input_the_default_key_cannot_serialize_fails_the_task_naming_the_way
     g.add_vertex("v", lambda s: {"done": True}, cache=ag.CachePolicy(), returns="update")
     g.add_edge(ag.START, "v")
     g.add_edge("v", ag.END)
-    with g.compile(cache=ag.MemoryCache()) as app, pytest.raises(
-        ag.SerializationError, match="cannot make a key of its input .* key= function"
+    with (
+        g.compile(cache=ag.MemoryCache()) as app,
+        pytest.raises(ag.SerializationError, match=r"cannot make a key of its input .* key= function"),
     ):
         app.invoke({"client": object()})

@@ -132,7 +132,8 @@ def test_an_encrypted_serializer_gives_stable_keyed_digests() -> None:
 
     key = EncryptedSerializer.generate_key()
     cache = ag.MemoryCache(serializer=EncryptedSerializer(MsgpackSerializer(), key))
-    other = ag.MemoryCache(serializer=EncryptedSerializer(MsgpackSerializer(), EncryptedSerializer.generate_key()))
+    another_key = EncryptedSerializer.generate_key()
+    other = ag.MemoryCache(serializer=EncryptedSerializer(MsgpackSerializer(), another_key))
     parts = ({"a": 1, "b": 2}, None)
     assert cache.digest(parts) == cache.digest(({"b": 2, "a": 1}, None))
     assert cache.digest(parts) != other.digest(parts)
@@ -152,7 +153,8 @@ def test_another_process_reads_what_this_one_wrote(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
     program = (
         "import actorgraph as ag; from actorgraph._model.policy import CachedOutcome\n"
-        f"with ag.SqliteCache({str(path)!r}) as c: c.put('g/v', 'k', CachedOutcome({{'from': 'child'}}, 7), None)"
+        f"with ag.SqliteCache({str(path)!r}) as c:\n"
+        "    c.put('g/v', 'k', CachedOutcome({'from': 'child'}, 7), None)"
     )
     subprocess.run([sys.executable, "-c", program], check=True, timeout=60)
     with ag.SqliteCache(path) as cache:

@@ -44,6 +44,7 @@ RUNS: dict[str, Example] = {
     "agent.py": Example((), "Lima: sunny after 3 attempts"),
     "approval.py": Example(("--db", "{tmp}/a.db", "ask", "release notes"), '"status": "published"', "y\n"),
     "approval_inbox.py": Example((), "inbox empty; every expense settled"),
+    "cache_and_defer.py": Example((), "the model was called 2 times"),
     "checkpoints.py": Example((), "durability='exit': 1 checkpoint(s)"),
     "from_langgraph.py": Example((), "answered: The answer is 54."),
     "getting_started.py": Example((), "getting started: all steps passed"),

@@ -166,11 +166,6 @@ def create_react_agent(  # noqa: PLR0913 - LangGraph's signature, all keyword-on
     route = functools.partial(tools_condition, messages_key=node.messages_key)
     graph.add_conditional_edges("agent", route, {"tools": "tools", END: END})
     graph.add_edge("tools", "agent")
-    if store is not None:
-        compile_options["store"] = store
-    return graph.compile(
-        checkpointer,
-        interrupt_before=interrupt_before,
-        interrupt_after=interrupt_after,
-        **compile_options,
-    )
+    compile_options.update(interrupt_before=interrupt_before, interrupt_after=interrupt_after)
+    compile_options.update({"store": store} if store is not None else {})
+    return graph.compile(checkpointer, **compile_options)

@@ -49,7 +49,7 @@ def _fingerprint(message: Any) -> str:
     if isinstance(message, dict):
         body = {k: v for k, v in message.items() if k != "id"}
     else:
-        body = message.model_dump(mode="json", exclude={"id"})
+        body = message.model_dump(exclude={"id"})
     return json.dumps(body, sort_keys=True, default=repr, ensure_ascii=False)
 
 

@@ -155,3 +155,23 @@ def test_a_pydantic_state_with_add_messages(compile_graph) -> None:
     assert isinstance(state, PydanticChat)
     assert said({"messages": state.messages}) == [("user", "meow"), ("user", "foo")]
     assert all(isinstance(m["id"], str) for m in state.messages)
+
+
+def test_ids_given_before_a_pause_are_kept_by_the_resumed_run(compile_graph, tmp_path: Path) -> None:
+    g: ag.Graph = ag.Graph(
+        state=MessagesState, returns="update"
+    )  # update vertices: random ids, recorded once
+    for name in ("left", "right"):
+        g.add_vertex(name, lambda s, n=name: {"messages": ("assistant", n)})
+        g.add_edge(ag.START, name)
+    g.add_vertex("answer", lambda s: {"messages": ("assistant", f"{len(s['messages'])} seen")})
+    g.add_edge(["left", "right"], "answer")
+    g.add_edge("answer", ag.END)
+    db = tmp_path / "runs.db"
+    first = compile_graph(g, checkpointer=SqliteCheckpointer(db))
+    first.invoke({"messages": "go"}, thread_id="t", interrupt_before=["answer"])
+    before = first.get_state("t").state["messages"]
+    first.close()
+    done = compile_graph(g, checkpointer=SqliteCheckpointer(db)).invoke(None, thread_id="t").state["messages"]
+    assert [content_of(m) for m in done] == ["go", "left", "right", "3 seen"]
+    assert done[:3] == before

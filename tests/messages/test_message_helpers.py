@@ -106,7 +106,16 @@ def test_last_message_of_a_state_a_list_or_an_object() -> None:
         last_message({"messages": []})
 
 
+@pytest.mark.slow
 def test_the_package_does_not_import_langchain_core() -> None:
     code = "import sys, actorgraph, actorgraph.messages; print('langchain_core' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_messages_and_removals_pass_the_safe_serializer_without_configuration() -> None:
+    from actorgraph.checkpoint import MsgpackSerializer
+
+    value = {"messages": [message("user", "hi", id="1")], "pending": [RemoveMessage("1")]}
+    back = MsgpackSerializer().loads(MsgpackSerializer().dumps(value))
+    assert back == value and type(back["pending"][0]) is RemoveMessage

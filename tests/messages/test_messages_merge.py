@@ -9,6 +9,7 @@ import sys
 import textwrap
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -68,6 +69,7 @@ def check(base: list[dict], branches: list[list[dict]], did: dict[str, Any]) -> 
     return merged
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(min_value=0, max_value=2**32))
 def test_every_branch_change_is_counted_exactly_once(seed: int) -> None:
@@ -80,7 +82,7 @@ _CHILD = textwrap.dedent(
     """
     import json, random, sys
     sys.path.insert(0, {tests!r})
-    from messages.test_merge import scenario
+    from messages.test_messages_merge import scenario
     from actorgraph.messages import add_messages
     out = []
     for seed in range(60):
@@ -91,6 +93,7 @@ _CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_merge_gives_the_same_ids_in_another_process() -> None:
     tests = str(__import__("pathlib").Path(__file__).resolve().parent.parent)
     here = []

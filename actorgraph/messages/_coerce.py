@@ -37,6 +37,7 @@ ROLES: Final = frozenset({"user", "assistant", "system", "tool"})
 _ALIASES: Final = {"human": "user", "ai": "assistant"}
 _LANGCHAIN_ROLES: Final = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _SHOWN: Final = 80  # characters of a refused value quoted in an error
+_CONTENT: Final = frozenset({str, list})
 _CALL_KEYS: Final = frozenset({"id", "name", "args"})
 _HELP: Final = (
     "give a message dict ({'role': 'user', 'content': 'hi'}), a string (a user message), a "
@@ -44,15 +45,32 @@ _HELP: Final = (
 )
 
 
-def _langchain_messages() -> Any:
-    """langchain-core's messages module if the program imported it, else None (never imports it)."""
-    return sys.modules.get("langchain_core.messages")
+_langchain: list[tuple[Any, ...]] = []  # langchain-core's classes, once the program has imported it
+
+
+def _langchain_classes() -> tuple[Any, ...] | None:
+    """(BaseMessage, RemoveMessage, BaseMessageChunk, message_chunk_to_message) of langchain-core.
+
+    None until the program imports langchain-core (never imported here); looked
+    up once, as its module resolves these names lazily.
+    """
+    if not _langchain:
+        module = sys.modules.get("langchain_core.messages")
+        if module is None:
+            return None
+        classes = (module.BaseMessage, module.RemoveMessage, module.BaseMessageChunk)
+        _langchain.append((*classes, module.message_chunk_to_message))
+    return _langchain[0]
+
+
+kept_types: set[type] = set()
+"""The langchain-core message classes seen so far whose objects are kept as they are (not chunks)."""
 
 
 def is_langchain(value: Any) -> bool:
     """Whether `value` is a langchain-core message object (False when that package is not loaded)."""
-    lc = _langchain_messages()
-    return lc is not None and isinstance(value, lc.BaseMessage)
+    classes = _langchain_classes()
+    return classes is not None and isinstance(value, classes[0])
 
 
 def _shown(value: Any) -> str:
@@ -80,27 +98,31 @@ def coerce_message(value: Any) -> Any:
     """
     if type(value) is dict:
         return _from_dict(value)
+    if type(value) in kept_types:
+        return value
     if isinstance(value, RemoveMessage):
         return value
     if isinstance(value, str):
         return {"role": "user", "content": value}
     if isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], str):  # noqa: PLR2004 - a pair
         return _from_dict({"role": value[0], "content": value[1]})
+    classes = _langchain_classes()
+    if classes is not None and isinstance(value, classes[0]):
+        _, removal, chunk, to_message = classes
+        if isinstance(value, removal):
+            return RemoveMessage(value.id)
+        if isinstance(value, chunk):
+            return to_message(value)
+        kept_types.add(type(value))
+        return value
     if isinstance(value, Mapping):
         return _from_dict(dict(value))
-    lc = _langchain_messages()
-    if lc is not None and isinstance(value, lc.BaseMessage):
-        if isinstance(value, lc.RemoveMessage):
-            return RemoveMessage(value.id)
-        if isinstance(value, lc.BaseMessageChunk):
-            return lc.message_chunk_to_message(value)
-        return value
     msg = f"{_shown(value)} (a {type(value).__name__}) is not a message; {_HELP}"
     raise InvalidUpdateError(msg)
 
 
 def _from_dict(value: dict[str, Any]) -> Any:
-    if _canonical(value):
+    if canonical(value):
         return value
     role: Any = value.get("role", value.get("type"))
     if role == "remove":
@@ -125,12 +147,12 @@ def _from_dict(value: dict[str, Any]) -> Any:
     return out
 
 
-def _canonical(value: dict[str, Any]) -> bool:
+def canonical(value: dict[str, Any]) -> bool:
     """Whether a dict already is a message in the common form (then it is kept, not copied)."""
     role = value.get("role")
-    if role not in ROLES or not isinstance(value.get("content"), (str, list)):
+    if role not in ROLES or type(value.get("content")) not in _CONTENT:
         return False
-    if role == "tool" and not isinstance(value.get("tool_call_id"), str):
+    if role == "tool" and type(value.get("tool_call_id")) is not str:
         return False
     if "tool_calls" not in value:
         return True

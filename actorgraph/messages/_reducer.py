@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from actorgraph._model.errors import InvalidUpdateError
 from actorgraph.merge import MISSING, Reducer
-from actorgraph.messages._coerce import coerce_message, is_langchain
+from actorgraph.messages._coerce import canonical, coerce_message, is_langchain, kept_types
 from actorgraph.messages._remove import REMOVE_ALL_MESSAGES, RemoveMessage
 
 __all__ = ["AddMessages", "add_messages"]
@@ -73,7 +73,7 @@ def _with_id(message: Any, new_id: str) -> Any:
 
 
 def _id(message: Any) -> Any:
-    return message.get("id") if isinstance(message, dict) else message.id
+    return message.get("id") if type(message) is dict else message.id
 
 
 def identified(values: Any, where: str, known: Sequence[tuple[str, str]] = ()) -> list[Any]:
@@ -94,6 +94,12 @@ def identified(values: Any, where: str, known: Sequence[tuple[str, str]] = ()) -
     out = []
     next_known = 0
     for position, item in enumerate(_as_list(values)):
+        kind = type(item)
+        if (kind is dict and item.get("id") is not None and canonical(item)) or (
+            kind in kept_types and item.id is not None
+        ):
+            out.append(item)  # the common case: a message the reducer already made
+            continue
         found = coerce_message(item)
         if isinstance(found, RemoveMessage):
             msg = (

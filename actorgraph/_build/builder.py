@@ -207,7 +207,11 @@ class GraphBuilder(Generic[S]):
         """
         self._new_name(name)
         check_option_names(name, options)
-        self._vertices[name] = _checked_vertex(name, fn, dict(options), self.globals)
+        given = dict(options)
+        expand = getattr(type(fn), "__actorgraph_vertex__", None)
+        if expand is not None:  # a prebuilt vertex (ToolNode) that runs as a subgraph of its own
+            fn, given = expand(fn, self, name, given)
+        self._vertices[name] = _checked_vertex(name, fn, given, self.globals)
         return self
 
     def _new_name(self, name: Any) -> None:

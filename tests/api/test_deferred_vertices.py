@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import deferred_graphs
 import pytest
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 from actorgraph.merge import append, by_key
+
+pytestmark = pytest.mark.threads_only("the vertices record what they saw in this process's memory")
 
 
 class Counted:
@@ -24,11 +27,7 @@ class Counted:
 
 
 def uneven(agg: Counted, *, fail_b3: list[int] | None = None) -> ag.Graph:
-    """START -> a -> agg and START -> b1 -> b2 -> b3 -> agg (branches of 1 and 3 supersteps)."""
-    g: ag.Graph = ag.Graph(merge=by_key({"log": append}), returns="update")
-    g.add_vertex("a", lambda s: {"log": ["a"]})
-    g.add_vertex("b1", lambda s: {"log": ["b1"]})
-    g.add_vertex("b2", lambda s: {"log": ["b2"]})
+    """The shared uneven graph; with `fail_b3`, b3 fails once per item in it."""
 
     def b3(state: dict[str, Any]) -> dict[str, Any]:
         if fail_b3:
@@ -37,16 +36,7 @@ def uneven(agg: Counted, *, fail_b3: list[int] | None = None) -> ag.Graph:
             raise RuntimeError(msg)
         return {"log": ["b3"]}
 
-    g.add_vertex("b3", b3)
-    g.add_vertex("agg", agg, defer=True)
-    g.add_edge(ag.START, "a")
-    g.add_edge(ag.START, "b1")
-    g.add_edge("a", "agg")
-    g.add_edge("b1", "b2")
-    g.add_edge("b2", "b3")
-    g.add_edge("b3", "agg")
-    g.add_edge("agg", ag.END)
-    return g
+    return deferred_graphs.uneven(agg, b3=b3)
 
 
 def test_the_aggregator_runs_once_with_both_branches() -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
+import deferred_graphs
 import pytest
 
 import actorgraph as ag
@@ -13,29 +13,12 @@ from actorgraph._engine.superstep import Position, commit, held, initial, next_v
 from actorgraph._engine.task import TaskEnv, run_attempt
 from actorgraph._model.records import Node, SuperstepState
 from actorgraph._model.spec import GraphSpec
-from actorgraph.merge import append, by_key
 
 ENV = TaskEnv(node_prefix="t/")
 
 
-def _step(name: str) -> Any:
-    return lambda s: {"log": [name]}
-
-
 def uneven(*, defer: bool = True) -> ag.Graph:
-    """START -> a -> agg, START -> b1 -> b2 -> b3 -> agg: branches of 1 and 3 supersteps."""
-    g: ag.Graph = ag.Graph(merge=by_key({"log": append}), returns="update")
-    for name in ("a", "b1", "b2", "b3"):
-        g.add_vertex(name, _step(name))
-    g.add_vertex("agg", lambda s: {"log": [f"agg{len(s['log'])}"]}, defer=defer)
-    g.add_edge(ag.START, "a")
-    g.add_edge(ag.START, "b1")
-    g.add_edge("a", "agg")
-    g.add_edge("b1", "b2")
-    g.add_edge("b2", "b3")
-    g.add_edge("b3", "agg")
-    g.add_edge("agg", ag.END)
-    return g
+    return deferred_graphs.uneven(lambda s: {"log": [f"agg{len(s['log'])}"]}, defer=defer)
 
 
 def drive(spec: GraphSpec, pos: Position, limit: int = 50) -> tuple[Position, list[list[str]]]:

@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,22 +37,6 @@ pytestmark = pytest.mark.slow  # a real Ray cluster
 ray = pytest.importorskip("ray", reason='the Ray backend needs Ray: pip install -e ".[ray]"')
 
 HERE = Path(__file__).resolve().parents[1]  # tests/, where the helper scripts are
-
-
-@pytest.fixture(scope="module")
-def backend(test_backend: Any) -> Iterator[RayBackend]:
-    """The session's Ray backend (ACTORGRAPH_TEST_BACKEND=ray), else one for this module."""
-    if test_backend is not None:
-        yield test_backend
-        return
-    made = RayBackend(num_cpus=2).start()
-    graph = ag.Graph()
-    graph.add_vertex("a", lambda s: s).add_edge(ag.START, "a").add_edge("a", ag.END)
-    with graph.compile(backend=made) as app:  # Ray's driver threads start here, not in a test
-        for _ in range(4):
-            app.invoke({})
-    yield made
-    made.close()
 
 
 def chain(*vertices: tuple[str, Any], **options: Any) -> ag.Graph:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +15,6 @@ from actorgraph.ray import RayBackend  # sets Ray's sandbox settings before Ray 
 pytestmark = pytest.mark.slow  # a real Ray cluster
 
 ray = pytest.importorskip("ray", reason='the Ray backend needs Ray: pip install -e ".[ray]"')
-
-
-@pytest.fixture(scope="module")
-def backend(test_backend: Any) -> Iterator[RayBackend]:
-    """The session's Ray backend (ACTORGRAPH_TEST_BACKEND=ray), else one for this module."""
-    if test_backend is not None:
-        yield test_backend
-        return
-    made = RayBackend(num_cpus=2).start()
-    yield made
-    made.close()
 
 
 class FileStore:

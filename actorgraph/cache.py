@@ -20,13 +20,14 @@ nor the serializers: they load with the first cache made.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.policy import CachedOutcome
@@ -171,7 +172,7 @@ _SCHEMA = (
 _CHUNK = 500  # namespaces per `IN (...)`, well below SQLite's limit on variables
 
 
-class SqliteCache(_Cache):
+class SqliteCache(_Cache, contextlib.AbstractContextManager["SqliteCache"]):
     """A node cache in a SQLite file: shared by the threads of this process and by other processes.
 
     The file is put in WAL mode; one connection, guarded by a lock, serves this
@@ -222,9 +223,6 @@ class SqliteCache(_Cache):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-    def __enter__(self) -> Self:
-        return self
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -10,7 +10,6 @@ semantic index, filters and ranking happen here, the same for every store.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -34,9 +33,19 @@ from actorgraph.store._items import (
     to_found,
     to_item,
 )
-from actorgraph.store._search import Index, check_filter, matches, namespace_matches, shallower
+from actorgraph.store._search import (
+    Index,
+    check_filter,
+    equalities,
+    matches,
+    namespace_matches,
+    shallower,
+)
 
-__all__ = ["SWEEP_EVERY", "BaseStore", "Vectors", "in_prefix", "newest_first"]
+__all__ = ["SWEEP_EVERY", "BaseStore", "Equalities", "Vectors", "in_prefix", "newest_first"]
+
+Equalities = Mapping[str, str | float]
+"""Top-level fields a filter wants equal to a string or a number."""
 
 Vectors = list[tuple[str, list[float]]]
 """The embedded (field, vector) pairs of one value."""
@@ -77,8 +86,14 @@ class BaseStore:
         """The live row under (namespace, key)."""
         raise NotImplementedError
 
-    def _rows(self, prefix: str, now: float, page: tuple[int, int] | None) -> list[Row]:
-        """The live rows under `prefix` ("" for all), newest update first, then by namespace and key."""
+    def _rows(
+        self, prefix: str, now: float, page: tuple[int, int] | None, equal: Equalities | None = None
+    ) -> list[Row]:
+        """The live rows under `prefix` ("" for all), newest update first, then by namespace and key.
+
+        `equal` (field -> string or number) may narrow them to the rows whose field equals it:
+        a hint from the filter, which still decides (a store may return more rows).
+        """
         raise NotImplementedError
 
     def _vectors(self, prefix: str) -> dict[tuple[str, str], list[list[float]]]:
@@ -200,24 +215,23 @@ class BaseStore:
         now = self._clock()
         if query is None and not filter:
             return [to_found(row) for row in self._rows(prefix, now, (limit, offset))]
-        items = [to_found(row) for row in self._rows(prefix, now, None)]
+        rows = self._rows(prefix, now, None, equalities(filter) if filter else None)
         if filter:
-            items = [item for item in items if matches(item.value, filter)]
-        if query is not None and self._index is not None:
-            items = self._ranked(items, self._index, query, self._vectors(prefix))
-        return paged(items, limit, offset)
+            rows = [row for row in rows if matches(row.content(), filter)]
+        if query is None or self._index is None:
+            return [to_found(row) for row in paged(rows, limit, offset)]
+        ranked = self._ranked(rows, self._index, query, self._vectors(prefix))
+        return [to_found(row, score) for row, score in paged(ranked, limit, offset)]
 
     @staticmethod
     def _ranked(
-        items: list[SearchItem], index: Index, query: str, vectors: dict[tuple[str, str], list[list[float]]]
-    ) -> list[SearchItem]:
+        rows: list[Row], index: Index, query: str, vectors: dict[tuple[str, str], list[list[float]]]
+    ) -> list[tuple[Row, float | None]]:
+        """`rows` best match first (those without vectors last, in their order), with their scores."""
         wanted = index.vectors([query])[0]
-        scored = []
-        for item in items:
-            score = index.best(wanted, vectors.get((join(item.namespace), item.key), []))
-            scored.append(dataclasses.replace(item, score=score))
-        hits = sorted((i for i in scored if i.score is not None), key=lambda i: -(i.score or 0.0))
-        return hits + [i for i in scored if i.score is None]
+        scored = [(row, index.best(wanted, vectors.get((row.namespace, row.key), []))) for row in rows]
+        hits = sorted((pair for pair in scored if pair[1] is not None), key=lambda pair: -(pair[1] or 0.0))
+        return hits + [pair for pair in scored if pair[1] is None]
 
     def list_namespaces(
         self,
@@ -309,5 +323,4 @@ def in_prefix(namespace: str, prefix: str) -> bool:
 
 def newest_first(rows: Sequence[Row]) -> list[Row]:
     """`rows` in search order: newest update first, then by namespace and key."""
-    by_name = sorted(rows, key=lambda r: (r.namespace, r.key))
-    return sorted(by_name, key=lambda r: r.updated_at, reverse=True)
+    return sorted(rows, key=lambda r: (-r.updated_at, r.namespace, r.key))

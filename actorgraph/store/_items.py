@@ -11,7 +11,7 @@ import datetime as dt
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from actorgraph._model.errors import ConfigError, StoreError
@@ -76,13 +76,18 @@ class SearchItem(Item):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A stored value as a store keeps it: joined namespace, JSON text, wall-clock seconds."""
+    """A stored value as a store keeps it: joined namespace, JSON text, wall-clock seconds, parsed dict."""
 
     namespace: str
     key: str
     value: str
     created_at: float
     updated_at: float
+    parsed: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def content(self) -> dict[str, Any]:
+        """The stored dict, to compare and never to hand out (a store that keeps it parsed shares it)."""
+        return self.parsed if self.parsed is not None else decode_value(self.value)
 
 
 def _when(seconds: float) -> dt.datetime:

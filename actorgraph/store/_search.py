@@ -16,7 +16,15 @@ from typing import Any
 
 from actorgraph._model.errors import ConfigError
 
-__all__ = ["Index", "check_filter", "cosine", "matches", "namespace_matches", "shallower"]
+__all__ = [
+    "Index",
+    "check_filter",
+    "cosine",
+    "equalities",
+    "matches",
+    "namespace_matches",
+    "shallower",
+]
 
 Vector = list[float]
 
@@ -75,6 +83,20 @@ def matches(value: Mapping[str, Any], conditions: Mapping[str, Any]) -> bool:
             if present and not _holds(op, found, operand):
                 return False
     return True
+
+
+_EXACT = 2**53  # the integers a double holds exactly: SQLite reads JSON numbers as int64 or double
+
+
+def equalities(conditions: Mapping[str, Any]) -> dict[str, str | float]:
+    """The conditions of a checked filter that want a field equal to a string or a number."""
+    found: dict[str, str | float] = {}
+    for field, condition in conditions.items():
+        wanted = condition.get("$eq") if _is_operators(condition) else condition
+        text = isinstance(wanted, str) and "\x00" not in wanted  # a NUL is no SQL parameter everywhere
+        if text or (isinstance(wanted, int | float) and abs(wanted) <= _EXACT):
+            found[field] = wanted
+    return found
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from actorgraph._model.errors import StoreError
 from actorgraph.checkpoint._dialect import Dialect
-from actorgraph.store._base import BaseStore, Vectors
+from actorgraph.store._base import BaseStore, Equalities, Vectors
 from actorgraph.store._items import Row
 
 __all__ = ["Conn", "SqlStore"]
@@ -88,6 +88,14 @@ class SqlStore(BaseStore):
 
     def _configure(self, **arguments: Any) -> None:
         """Set the store up from its constructor's arguments, without connecting."""
+        raise NotImplementedError
+
+    _field_is = ""
+    """A condition, given a field's path and a value, that holds for every row whose top-level
+    field equals the value (and may hold for others: the filter decides in Python)."""
+
+    def _field_path(self, field: str, wanted: str | float) -> str | None:
+        """The path parameter `_field_is` takes for `field` (None: not narrowed in SQL)."""
         raise NotImplementedError
 
     # -- connection ------------------------------------------------------------------------------
@@ -209,9 +217,14 @@ class SqlStore(BaseStore):
         found = self._select("getting a value", sql, (namespace, key, now))
         return Row(*found[0]) if found else None
 
-    def _rows(self, prefix: str, now: float, page: tuple[int, int] | None) -> list[Row]:
+    def _rows(
+        self, prefix: str, now: float, page: tuple[int, int] | None, equal: Equalities | None = None
+    ) -> list[Row]:
         m = self.dialect.mark
         under, args = self._prefix(prefix)
+        for field, wanted in (equal or {}).items():
+            if (path := self._field_path(field, wanted)) is not None:
+                under, args = f"{under} AND {self._field_is}", (*args, path, wanted)
         order = "ORDER BY updated_at DESC, namespace, key"
         sql = f"SELECT {_COLUMNS} FROM actorgraph_store WHERE {self._live}{under} {order}"
         if page is not None:

@@ -8,10 +8,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from actorgraph._model.errors import StoreError
-from actorgraph.store._base import BaseStore, Vectors, in_prefix, newest_first
-from actorgraph.store._items import Row
+from actorgraph.store._base import BaseStore, Equalities, Vectors, in_prefix, newest_first
+from actorgraph.store._items import Row, decode_value
 
 __all__ = ["MemoryStore"]
+
+_Entry = tuple[Row, float | None, list[list[float]]]
+"""A stored row, the second it expires (None: never), and its vectors."""
 
 
 class MemoryStore(BaseStore):
@@ -38,7 +41,8 @@ class MemoryStore(BaseStore):
     ) -> None:
         super().__init__(index=index, clock=clock)
         self._lock = threading.Lock()
-        self._rows_by_key: dict[tuple[str, str], tuple[Row, float | None, list[list[float]]]] = {}
+        # namespace -> key -> (row, expiry, vectors): a search visits only the namespaces under its prefix
+        self._spaces: dict[str, dict[str, _Entry]] = {}
 
     def __reduce__(self) -> NoReturn:
         raise StoreError(
@@ -48,50 +52,60 @@ class MemoryStore(BaseStore):
         )
 
     def _save(self, row: Row, expires: float | None, vectors: Vectors) -> None:
-        where = (row.namespace, row.key)
+        row = dataclasses.replace(row, parsed=decode_value(row.value))  # a private copy, for filters
         with self._lock:
-            old = self._live(where, row.updated_at)
+            space = self._spaces.setdefault(row.namespace, {})
+            old = _live(space.get(row.key), row.updated_at)
             if old is not None:
                 row = dataclasses.replace(row, created_at=old.created_at)
-            self._rows_by_key[where] = (row, expires, [v for _, v in vectors])
+            space[row.key] = (row, expires, [v for _, v in vectors])
 
     def _remove(self, namespace: str, key: str) -> None:
         with self._lock:
-            self._rows_by_key.pop((namespace, key), None)
+            space = self._spaces.get(namespace, {})
+            space.pop(key, None)
+            if not space:
+                self._spaces.pop(namespace, None)
 
-    def _live(self, where: tuple[str, str], now: float) -> Row | None:
-        found = self._rows_by_key.get(where)
-        if found is None or (found[1] is not None and found[1] <= now):
-            return None
-        return found[0]
+    def _entries(self, prefix: str) -> list[_Entry]:
+        return [e for ns, space in self._spaces.items() if in_prefix(ns, prefix) for e in space.values()]
 
     def _load(self, namespace: str, key: str, now: float) -> Row | None:
         with self._lock:
-            return self._live((namespace, key), now)
+            return _live(self._spaces.get(namespace, {}).get(key), now)
 
-    def _rows(self, prefix: str, now: float, page: tuple[int, int] | None) -> list[Row]:
+    def _rows(
+        self, prefix: str, now: float, page: tuple[int, int] | None, _equal: Equalities | None = None
+    ) -> list[Row]:
         with self._lock:
-            rows = [
-                r
-                for where in self._rows_by_key
-                if (r := self._live(where, now)) and in_prefix(where[0], prefix)
-            ]
+            rows = [row for entry in self._entries(prefix) if (row := _live(entry, now)) is not None]
         ordered = newest_first(rows)
         return ordered if page is None else ordered[page[1] : page[1] + page[0]]
 
     def _vectors(self, prefix: str) -> dict[tuple[str, str], list[list[float]]]:
         with self._lock:
-            return {
-                where: found[2] for where, found in self._rows_by_key.items() if in_prefix(where[0], prefix)
-            }
+            return {(row.namespace, row.key): vectors for row, _, vectors in self._entries(prefix)}
 
     def _namespaces(self, now: float) -> list[str]:
         with self._lock:
-            return sorted({where[0] for where in self._rows_by_key if self._live(where, now)})
+            spaces = self._spaces.items()
+            return sorted(ns for ns, space in spaces if any(_live(e, now) for e in space.values()))
 
     def _sweep(self, now: float) -> int:
+        count = 0
         with self._lock:
-            expired = [where for where in self._rows_by_key if self._live(where, now) is None]
-            for where in expired:
-                del self._rows_by_key[where]
-        return len(expired)
+            for namespace in list(self._spaces):
+                space = self._spaces[namespace]
+                for key in [key for key, entry in space.items() if _live(entry, now) is None]:
+                    del space[key]
+                    count += 1
+                if not space:
+                    del self._spaces[namespace]
+        return count
+
+
+def _live(entry: _Entry | None, now: float) -> Row | None:
+    """The entry's row, unless there is none or it expired at `now`."""
+    if entry is None or (entry[1] is not None and entry[1] <= now):
+        return None
+    return entry[0]

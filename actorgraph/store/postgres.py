@@ -90,6 +90,13 @@ class PostgresStore(SqlStore):
     def _arguments(self) -> dict[str, Any]:
         return dict(self._arguments_given)
 
+    # json (not jsonb, which refuses them) cannot turn a \u0000 escape into text either: such rows
+    # pass; numbers are not narrowed (their text differs: 1, 1.0, 1e0)
+    _field_is = "CASE WHEN strpos(value, '\\u0000') > 0 THEN true ELSE CAST(value AS json) ->> %s = %s END"
+
+    def _field_path(self, field: str, wanted: str | float) -> str | None:
+        return field if isinstance(wanted, str) else None
+
     def _connect(self) -> Conn:
         conn = _bounded_classes()[0].connect(self._dsn, autocommit=True, **self._options)
         conn.answer_within = self._bound  # type: ignore[attr-defined]

@@ -67,6 +67,13 @@ class SqliteStore(SqlStore):
             "clock": self._clock,
         }
 
+    # json_extract's text ends at a NUL, so a row with a \u0000 escape passes and Python decides;
+    # it reads a JSON number as a number and true / false as 1 / 0, which compare as Python's == does
+    _field_is = "CASE WHEN instr(value, '\\u0000') > 0 THEN 1 ELSE json_extract(value, ?) = ? END"
+
+    def _field_path(self, field: str, _wanted: str | float) -> str | None:
+        return None if '"' in field or "\\" in field else f'$."{field}"'
+
     def _connect(self) -> Conn:
         conn = sqlite3.connect(
             self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False

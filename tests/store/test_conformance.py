@@ -199,6 +199,30 @@ def test_filters_on_top_level_fields(store, clock):
     ]
 
 
+def test_string_filters_narrowed_in_the_database_still_match_exactly(store):
+    store.put(("a",), "nul", {"s": "x\u0000y", "t": "x"})
+    store.put(("a",), "num", {"s": 1, "t": "1"})
+    store.put(("a",), "str", {"s": "1", 'we"ird\\': "q", "t": "x"})
+    store.put(("a",), "list", {"s": ["1"], "t": "x"})
+
+    def keys(conditions):
+        return sorted(i.key for i in store.search(("a",), filter=conditions))
+
+    assert keys({"s": "1"}) == ["str"]
+    assert keys({"s": {"$eq": "1"}}) == ["str"]
+    assert keys({"s": "x\u0000y"}) == ["nul"]
+    assert keys({"t": "x"}) == ["list", "nul", "str"]
+    assert keys({"t": "x", "s": {"$ne": "1"}}) == ["list", "nul"]
+    assert keys({'we"ird\\': "q"}) == ["str"]
+    assert keys({"s": 1}) == ["num"]
+    store.put(("a",), "true", {"s": True, "f": 1.0, "big": 2**70})
+    assert keys({"s": 1.0}) == ["num", "true"]  # Python's ==: True == 1 == 1.0
+    assert keys({"s": True}) == ["num", "true"]
+    assert keys({"f": 1}) == ["true"]
+    assert keys({"big": 2**70}) == ["true"]
+    assert keys({"s": {"$eq": 1}, "t": "1"}) == ["num"]
+
+
 def test_a_filter_compares_nested_values_whole(store):
     store.put(("a",), "k", {"meta": {"x": [1, 2]}})
     assert len(store.search(("a",), filter={"meta": {"x": [1, 2]}})) == 1

@@ -37,6 +37,7 @@ _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "$lte": operator.le,
 }
 _WHOLE = "$"  # the field path meaning the whole value
+_ABSENT = object()  # what `_at` finds where a value has no such field
 
 
 def _is_operators(condition: object) -> bool:
@@ -107,16 +108,16 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def _at(value: Any, path: str) -> Any:
-    """The part of `value` at a dotted path ("a.b", "items.0"); raises LookupError when absent."""
+    """The part of `value` at a dotted path ("a.b", "items.0"), or `_ABSENT` when it has none."""
     if path == _WHOLE:
         return value
     for part in path.split("."):
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.lstrip("-").isdigit():
+        elif isinstance(value, list) and part.lstrip("-").isdigit() and -len(value) <= int(part) < len(value):
             value = value[int(part)]
         else:
-            raise KeyError(part)
+            return _ABSENT
     return value
 
 
@@ -156,9 +157,8 @@ class Index:
         """The (field, text) pairs of `value` to embed: strings as they are, other values as JSON."""
         found = []
         for path in self.fields:
-            try:
-                part = _at(value, path)
-            except (LookupError, TypeError):
+            part = _at(value, path)
+            if part is _ABSENT:
                 continue  # a value without the field is stored, not embedded for it
             text = part if isinstance(part, str) else json.dumps(part, ensure_ascii=False, sort_keys=True)
             found.append((path, text))

@@ -54,7 +54,7 @@ def test_the_whole_value_is_embedded_by_default_and_fields_may_be_dotted(make):
     assert whole.search(("p",), query="dog")[0].score == pytest.approx(_cos([0, 2, 0, 0.1], [0, 1, 0, 0.1]))
     deep = MemoryStore(index={"embed": embed, "dims": 4, "fields": ["meta.title", "tags.1"]})
     deep.put(("p",), "k", {"meta": {"title": "car"}, "tags": ["dog", "cat"]})
-    deep.put(("p",), "j", {"meta": "not a dict"})
+    deep.put(("p",), "j", {"meta": "not a dict", "tags": ["only one"]})
     found = deep.search(("p",), query="cat")
     assert found[0].key == "k"
     assert found[0].score == pytest.approx(1.0)

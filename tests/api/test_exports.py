@@ -50,6 +50,7 @@ PUBLIC = {
         "RunTimeoutError",
         "Send",
         "SerializationError",
+        "StoreError",
         "Snapshot",
         "SqliteCache",
         "StuckVertexWarning",

@@ -26,6 +26,7 @@ __all__ = [
     "check_namespace",
     "check_prefix",
     "decode_value",
+    "encodable",
     "encode_value",
     "expiry",
     "join",
@@ -90,6 +91,21 @@ class Row:
         return self.parsed if self.parsed is not None else decode_value(self.value)
 
 
+def encodable(text: str) -> bool:
+    """Whether `text` is UTF-8 without NUL: text every database takes as a parameter.
+
+    (A lone surrogate, a Python string of one half of a UTF-16 pair, is no UTF-8; PostgreSQL
+    refuses a NUL in text.)
+    """
+    if "\x00" in text:
+        return False
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _when(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, dt.UTC)
 
@@ -126,10 +142,10 @@ def _labels(namespace: object, what: str, *, empty_ok: bool) -> tuple[str, ...]:
     if not namespace and not empty_ok:
         raise ConfigError(f"{what} is empty; give at least one label, such as ('memories',)")
     for label in namespace:
-        if not isinstance(label, str) or not label or "." in label or "\x00" in label:
+        if not isinstance(label, str) or not label or "." in label or not encodable(label):
             raise ConfigError(
                 f"{what} {namespace!r} has the label {label!r}; every label must be a non-empty "
-                f'string without "." or NUL characters (use more labels instead of dots)'
+                f'string without "." or NUL characters or lone surrogates (use more labels instead of dots)'
             )
     if len(join(namespace)) > MAX_KEY:
         raise ConfigError(
@@ -150,11 +166,11 @@ def check_prefix(prefix: object, what: str = "namespace_prefix") -> tuple[str, .
 
 def check_key(key: object) -> str:
     """`key` if it is a non-empty string without NUL, at most `MAX_KEY` characters."""
-    if not isinstance(key, str) or not key or "\x00" in key or len(key) > MAX_KEY:
+    if not isinstance(key, str) or not key or not encodable(key) or len(key) > MAX_KEY:
         shown = repr(key) if len(repr(key)) < 80 else repr(key)[:77] + "..."  # noqa: PLR2004 - a short quote
         raise ConfigError(
             f"the key {shown} is not a usable key: give a non-empty string of at most {MAX_KEY} "
-            "characters, without NUL characters"
+            "characters, without NUL characters or lone surrogates"
         )
     return key
 
@@ -175,13 +191,15 @@ def encode_value(key: str, value: object) -> str:
             '(wrap it: {"value": ...}), or put None to delete the key'
         )
     try:
-        return _encode(dict(value))
+        text = _encode(dict(value))
+        text.encode()  # a lone surrogate is no UTF-8, which no database stores
     except (TypeError, ValueError, RecursionError) as exc:
         raise ConfigError(
             f"the value put under key {key!r} cannot be stored as JSON ({exc}); keep to dicts with "
             "string keys, lists, strings, finite numbers, booleans and None (convert dates, sets "
             "and objects to one of these first)"
         ) from exc
+    return text
 
 
 def decode_value(text: str) -> dict[str, Any]:

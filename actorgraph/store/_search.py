@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._model.errors import ConfigError
+from actorgraph.store._items import encodable
 
 __all__ = [
     "Index",
@@ -93,8 +94,10 @@ def equalities(conditions: Mapping[str, Any]) -> dict[str, str | float]:
     """The conditions of a checked filter that want a field equal to a string or a number."""
     found: dict[str, str | float] = {}
     for field, condition in conditions.items():
+        if not encodable(field):  # not a parameter every database takes: Python alone decides
+            continue
         wanted = condition.get("$eq") if _is_operators(condition) else condition
-        text = isinstance(wanted, str) and "\x00" not in wanted  # a NUL is no SQL parameter everywhere
+        text = isinstance(wanted, str) and encodable(wanted)
         if text or (isinstance(wanted, int | float) and abs(wanted) <= _EXACT):
             found[field] = wanted
     return found

@@ -15,7 +15,7 @@ from typing import Any
 
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.superstep import initial
-from actorgraph._engine.updates import apply_update, normalized
+from actorgraph._engine.updates import apply_update, normalized, writes_of
 from actorgraph._model.errors import ActorGraphError, InvalidUpdateError
 from actorgraph._model.records import UNSET, Command, Interrupt, Node, Position, Send
 from actorgraph._model.results import RunResult, Snapshot
@@ -59,8 +59,8 @@ def updated_state(spec: GraphSpec, state: Any, update: Any, who: str, *, replace
     """
     if replace:
         return spec.checked(normalized(input_state(update), spec.merge), who)
-    if spec.schema is not None and isinstance(update, Mapping):
-        spec.schema.check_update(update, who)
+    if spec.schema is not None:
+        spec.schema.check_update(writes_of(update, who), who)
     return spec.checked(apply_update(state, copy_state(update), spec.merge, who=who), who, base=state)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from actorgraph._engine.updates import apply_update
+from actorgraph._engine.updates import apply_update, writes_of
+from actorgraph._model.dataflow import DataFlow
 from actorgraph._model.errors import InvalidUpdateError
 from actorgraph._model.records import UNSET, Command, Interrupt, Node, Send, Task
 from actorgraph._model.spec import GraphSpec, VertexSpec
@@ -44,7 +45,7 @@ def interpret(spec: GraphSpec, task: Task, node_in: Node, node_id: str, returned
             raise InvalidUpdateError(msg)
         goto, returned = returned.goto, returned.update
         if returned is not None and flow is not None:
-            returned = flow.update_of(returned, who)
+            returned = _flow_update(flow, returned, who)
         new = node_in.state if returned is None else _updated(spec, node_in.state, returned, who)
     elif returned is None:
         return node_in, ()
@@ -66,12 +67,26 @@ def _returned_state(spec: GraphSpec, vertex: VertexSpec, given: Any, returned: A
     if vertex.flow is not None:  # declared inputs/outputs: an update of the declared keys
         return _updated(spec, given, vertex.flow.update_of(returned, who), who)
     if vertex.returns == "update":
+        if not isinstance(returned, Mapping):  # as in LangGraph: a list of writes comes in a Command
+            msg = (
+                f"{who} returned a {type(returned).__name__}; a vertex that returns updates returns a "
+                "mapping of the keys it changes (to write a key several times, return "
+                "Command(update=[('key', value), ...]))"
+            )
+            raise InvalidUpdateError(msg)
         return _updated(spec, given, returned, who)
     _refuse_keyless(spec, who, given, returned)
     new = spec.checked(returned, who, base=given)  # a schema names missing required keys first
     if not vertex.may_drop:
         _refuse_dropped(who, given, returned)
     return new
+
+
+def _flow_update(flow: DataFlow, update: Any, who: str) -> Any:
+    """A declared-outputs vertex's `Command(update=...)` with its keys renamed (a list: write by write)."""
+    if isinstance(update, Mapping):
+        return flow.update_of(update, who)
+    return [next(iter(flow.update_of({key: value}, who).items())) for key, value in writes_of(update, who)]
 
 
 def _update_base(task: Task, node_in: Node) -> Node:
@@ -87,8 +102,8 @@ def _update_base(task: Task, node_in: Node) -> Node:
 
 
 def _updated(spec: GraphSpec, state: Any, update: Any, who: str) -> Any:
-    if spec.schema is not None and isinstance(update, Mapping):
-        spec.schema.check_update(update, who)
+    if spec.schema is not None:
+        spec.schema.check_update(writes_of(update, who), who)
     return spec.checked(apply_update(state, update, spec.merge, who=who), who, base=state)
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import inspect
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, Required, Union
 
 from actorgraph._model.errors import GraphValidationError, InvalidUpdateError
@@ -113,9 +113,10 @@ class Schema:
             return self.cls(**values)
         return state
 
-    def check_update(self, update: Mapping[str, Any], who: str) -> None:
+    def check_update(self, update: Mapping[str, Any] | Sequence[tuple[str, Any]], who: str) -> None:
         """Refuse an update naming keys the schema does not have, or values of the wrong type.
 
+        `update` is a mapping, or the `(key, value)` writes of `Command(update=[...])`.
         A key whose reducer has `checks_updates = False` (`add_messages`: one
         message for a list of them) is not type-checked here; the state the
         reducer makes is.
@@ -123,10 +124,12 @@ class Schema:
         Raises:
             InvalidUpdateError: naming `who`, the keys and what was expected.
         """
-        problems = self._unknown(update)
+        writes = list(update.items()) if isinstance(update, Mapping) else list(update)
+        problems = self._unknown(dict(writes))
         if self.kind != "pydantic":
-            typed = {k: v for k, v in update.items() if k in self.annotations and self._typed_update(k)}
-            problems += self._type_problems(typed)
+            for key, value in writes:
+                if key in self.annotations and self._typed_update(key):
+                    problems += self._type_problems({key: value})
         if problems:
             msg = f"{who}: the update does not fit the state schema {self.name}: {'; '.join(problems)}"
             raise InvalidUpdateError(msg)

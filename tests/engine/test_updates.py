@@ -179,7 +179,7 @@ def test_an_update_vertex_returning_a_non_mapping_says_what_it_should_return(com
     g.add_edge(ag.START, "x")
     g.add_edge("x", ag.END)
     with pytest.raises(
-        ag.InvalidUpdateError, match=r"vertex 'x': an update is a mapping of keys to values, got list"
+        ag.InvalidUpdateError, match=r"vertex 'x' returned a list; .* returns a mapping of the keys"
     ):
         compile_graph(g).invoke({"a": 1})
 
@@ -195,8 +195,10 @@ def test_an_update_vertex_returning_a_non_mapping_says_what_it_should_return(com
             lambda app: app.update_state("b", {"n": 1}, as_vertex="nowhere"),
             r"as_vertex='nowhere'.*no such vertex",
         ),
-        (lambda app: app.update_state("b", [1]), r"an update is a mapping of keys to values, got list"),
-        (lambda app: app.invoke(ag.Command(update=[1]), thread_id="b"), r"an update is a mapping"),
+        (lambda app: app.update_state("b", [1]), r"item 0 of the update list is 1, not a \(key, value\)"),
+        (lambda app: app.update_state("b", 7), r"an update is a mapping of keys to values, .* got int"),
+        (lambda app: app.invoke(ag.Command(update=[1]), thread_id="b"), r"item 0 of the update list is 1"),
+        (lambda app: app.invoke(ag.Command(update=7), thread_id="b"), r"an update is a mapping"),
     ],
 )
 def test_bad_updates_are_clear_errors_and_leave_the_thread_as_it_was(

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from actorgraph._engine.context import Context, InterruptSignal, TaskScope, current_scope
+from actorgraph._engine.context import Context, InterruptSignal, NestedPause, TaskScope, current_scope
 from actorgraph._model.errors import ConfigError, InvalidUpdateError, RoutingError
 from actorgraph._model.records import ErrorInfo, Interrupt
 
@@ -108,6 +108,8 @@ class Called:
         value: the vertex's private value after the call (`ctx.value`).
         emitted: the payloads it gave `ctx.emit`, when they were kept for later
             (a call in another process) rather than sent as they came.
+        nested: the questions of the graphs it invoked, when they paused it
+            (`pending` is then the first).
     """
 
     returned: Any = None
@@ -115,6 +117,7 @@ class Called:
     pending: Interrupt | None = None
     value: Any = None
     emitted: list[Any] = field(default_factory=list)
+    nested: tuple[Interrupt, ...] = ()
 
 
 def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to run it
@@ -150,6 +153,8 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         return _returned(scope, returned, ctx)
     except InterruptSignal as signal:
         return Called(pending=signal.pending, value=ctx.value)
+    except NestedPause as pause:
+        return Called(pending=pause.interrupts[0], value=ctx.value, nested=pause.interrupts)
     except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
         return _raised(exc, ctx)
     finally:
@@ -183,6 +188,8 @@ async def call_vertex_async(  # noqa: PLR0913 - the function, and what it is giv
         return _returned(scope, returned, ctx)
     except InterruptSignal as signal:
         return Called(pending=signal.pending, value=ctx.value)
+    except NestedPause as pause:
+        return Called(pending=pause.interrupts[0], value=ctx.value, nested=pause.interrupts)
     except Exception as exc:  # noqa: BLE001 - any vertex exception is its task's error
         return _raised(exc, ctx)
     finally:

@@ -146,6 +146,19 @@ class InterruptSignal(BaseException):
         self.pending = pending
 
 
+class NestedPause(BaseException):
+    """Ends a task whose function invoked a graph (or a `@task`) that paused for a person.
+
+    Raised where the invoked run's result is read; the task ends `interrupt`
+    with every question of the runs it invoked (`VertexResult.nested`), and its
+    answers reach those runs when the task runs again.
+    """
+
+    def __init__(self, interrupts: tuple[Interrupt, ...]) -> None:
+        super().__init__(f"{len(interrupts)} question(s) in invoked graphs")
+        self.interrupts = interrupts
+
+
 class TaskScope:
     """Per-task bookkeeping for `interrupt()` (one per attempt)."""
 
@@ -172,6 +185,9 @@ class TaskScope:
 
 
 current_scope: ContextVar[TaskScope | None] = ContextVar("actorgraph_task", default=None)
+
+current_nest: ContextVar[Any] = ContextVar("actorgraph_nest", default=None)
+"""The running task attempt's `NestFrame` (`_engine/nesting.py`), on the thread backend; else None."""
 
 
 _ID_PREFIX = "int-"

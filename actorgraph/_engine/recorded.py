@@ -72,12 +72,19 @@ def again(
                 task, old.attempts, failure=old.error
             )  # the failure was final; the handler never finished
         case "error":
-            return Rerun(dataclasses.replace(task, resumes=old.resumes))
+            return Rerun(dataclasses.replace(task, resumes=old.resumes, answers=old.answers))
         case "interrupt" if vertex.child is not None:  # its subgraph takes answers by id
             given = answers.get(task.id)
             return Rerun(task, answers=given) if given is not None or task.id in passed else Keep(old)
         case "interrupt" if old.interrupt is not None and old.interrupt.kind == "before":
             return Rerun(task) if task.id in passed else Keep(old)
+        case "interrupt" if old.nested:  # paused by graphs its function invoked: answers by id
+            given = answers.get(task.id)
+            if given is None:
+                return Keep(old)
+            return Rerun(
+                dataclasses.replace(task, resumes=old.resumes, answers={**(old.answers or {}), **given})
+            )
     given = answers.get(task.id)
     if given is None:
         return Keep(old)

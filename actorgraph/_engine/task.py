@@ -18,9 +18,10 @@ from typing import Any
 
 from actorgraph._engine.caching import Lookup, lookup_for
 from actorgraph._engine.call import Call, Called, call_vertex, call_vertex_async
-from actorgraph._engine.context import Context
+from actorgraph._engine.context import Context, current_nest
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.lineage import distinct, merge_located
+from actorgraph._engine.nesting import Nest, NestFrame
 from actorgraph._engine.returned import interpret
 from actorgraph._engine.routing import route
 from actorgraph._model.errors import InvalidUpdateError, RoutingError
@@ -72,6 +73,7 @@ class TaskEnv:
             ids of the questions its tasks ask unique to this run.
         store: the graph's `compile(store=...)` object, given to vertices as `ctx.store`.
         cache: the graph's node cache (`compile(cache=...)`), or None.
+        nest: what the run offers the graphs its vertices invoke (`Nest`), or None.
     """
 
     node_prefix: str
@@ -85,6 +87,7 @@ class TaskEnv:
     line: str | None = None
     store: Any = None
     cache: NodeCache | None = None
+    nest: Nest | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -126,6 +129,7 @@ class Attempt:
             attempts=self.number,
             inputs=task.inputs,
             resumes=task.resumes,
+            answers=task.answers,
             started_at=self.started,
             finished_at=self.env.now(),
             **fields,
@@ -181,9 +185,14 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     if reused is not None:
         return reused
     vertex = spec.vertices[task.vertex]
-    called = call_vertex(
-        vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
-    )
+    frame = current_nest.set(NestFrame(env.nest, task)) if env.nest is not None else None
+    try:
+        called = call_vertex(
+            vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
+        )
+    finally:
+        if frame is not None:
+            current_nest.reset(frame)
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 
@@ -202,6 +211,8 @@ async def run_attempt_async(
     if reused is not None:
         return reused
     vertex = spec.vertices[task.vertex]
+    if env.nest is not None:  # the coroutine runs in this task's own copy of the context
+        current_nest.set(NestFrame(env.nest, task))
     called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
@@ -305,6 +316,8 @@ def finish(spec: GraphSpec, prepared: Prepared, called: Called, ctx: Context[Any
     """
     at = prepared.at
     if called.pending is not None:
+        if called.nested:  # paused by graphs its function invoked
+            return at.result("interrupt", interrupt=called.pending, nested=called.nested)
         return at.paused(called.pending)
     if called.error is not None:
         return VertexResult.failure(at.task, at.number, called.error, at.started, at.env.now())

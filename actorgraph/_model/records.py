@@ -292,6 +292,8 @@ class VertexResult:
             (`error` then keeps the failure it handled).
         cached: True when the outcome was reused from the node cache (`CachePolicy`):
             the vertex's function was not called.
+        answers: interrupt id -> answer the task was given for the graphs its function
+            invoked (kept, so that a retry after a failure gives them again).
         node: the new state's lineage version (the engine's bookkeeping).
     """
 
@@ -312,6 +314,7 @@ class VertexResult:
     nested: tuple[Interrupt, ...] = ()
     handoff: Handoff | None = None
     cached: bool = False
+    answers: Mapping[str, Any] | None = None
     node: Node | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -333,6 +336,7 @@ class VertexResult:
             inputs=task.inputs,
             value=task.value,
             resumes=task.resumes,
+            answers=task.answers,
             started_at=started_at,
             finished_at=finished_at,
         )
@@ -379,6 +383,8 @@ class Task:
         inputs: the messages it receives (several are merged into one state).
         value: the vertex's private value before the task.
         resumes: answers to the task's earlier interrupts, in order.
+        answers: interrupt id -> answer, for the questions of the graphs (and
+            `@task`s) the vertex's function invoked and that paused it (see `NestedPause`).
     """
 
     id: str
@@ -387,3 +393,4 @@ class Task:
     inputs: tuple[Message, ...]
     value: Any = None
     resumes: tuple[Any, ...] = ()
+    answers: Mapping[str, Any] | None = None

@@ -1,0 +1,88 @@
+"""Graphs invoked from inside a vertex function: what a run offers them, so that they nest.
+
+A compiled graph (or a functional-API `@task`) invoked inside a running vertex
+of a run on threads runs as a run nested in the invoking task: checkpointed in
+the run's thread under the task's namespace (`vertex@step~line#k`, `k` counting
+the task's invocations in call order), streaming into the run's listeners
+tagged with that namespace, and pausing the invoking task when it pauses: its
+questions are the task's (`VertexResult.nested`), answered through the run's
+thread, and the task runs again with them. Records only; the actors build a
+run's `Nest`, the task runner makes each attempt's `NestFrame` current, and the
+facade (`_api/nesting.py`) launches the nested runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from actorgraph._engine.context import NestedPause
+from actorgraph._model.records import Interrupt, Task
+
+__all__ = ["Nest", "NestFrame"]
+
+
+@dataclass(frozen=True, slots=True)
+class Nest:
+    """What a run offers the graphs its vertices invoke.
+
+    Attributes:
+        checkpointer: the run's checkpointer, or None.
+        durability: the run's durability.
+        thread_id: the run's thread, or None.
+        namespace: the run's namespace ("" for a top-level run).
+        origin: the line of the thread's history the run continues (names nested runs).
+        listeners: namespace -> the run's listeners, tagging events with it.
+        context: the run's `context=` object.
+        recursion_limit: the run's recursion limit.
+        cancelled: registers a callback for when the run is cancelled (returns its remover).
+        store: the run's `ctx.store` object.
+        cache: the run's node cache.
+    """
+
+    checkpointer: Any
+    durability: Any
+    thread_id: str | None
+    namespace: str
+    origin: str
+    listeners: Callable[[str], tuple[Any, ...]]
+    context: Any
+    recursion_limit: int
+    cancelled: Callable[[Callable[[], None]], Callable[[], None]]
+    store: Any = None
+    cache: Any = None
+
+
+@dataclass(slots=True)
+class NestFrame:
+    """One task attempt's invocations: numbered in call order, each one's handle kept.
+
+    Attributes:
+        nest: the run's offer.
+        task: the invoking task (its `answers` go to the nested runs).
+        calls: how many graphs the attempt has invoked so far.
+        started: the handles of the runs it started, in call order.
+    """
+
+    nest: Nest
+    task: Task
+    calls: int = 0
+    started: list[Any] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_call(self) -> int:
+        """The number of the next invocation (0 first)."""
+        with self.lock:
+            number = self.calls
+            self.calls += 1
+            return number
+
+    def pause(self, interrupts: tuple[Interrupt, ...]) -> NestedPause:
+        """The signal that pauses the task: the invoked runs' questions, named by path (`vertex/inner`)."""
+        task = self.task
+        seen: dict[str, Interrupt] = {}
+        for i in interrupts:
+            seen.setdefault(i.id, Interrupt(i.id, f"{task.vertex}/{i.vertex}", i.value, task.id, i.kind))
+        return NestedPause(tuple(seen.values()))

@@ -1,0 +1,157 @@
+"""A compiled graph invoked inside a vertex function nests in the invoking task's run (issue 27, item 4)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import actorgraph as ag
+from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
+
+pytestmark = pytest.mark.threads_only(
+    "the counters live in this process; on Ray a vertex invokes graphs un-nested"
+)
+
+Compile = Any
+
+
+def _inner(runs: Counter[str]) -> ag.Graph:
+    def bump(state: dict[str, Any]) -> dict[str, Any]:
+        runs["bump"] += 1
+        return {**state, "n": state["n"] + 1}
+
+    def ask(state: dict[str, Any]) -> dict[str, Any]:
+        runs["ask"] += 1
+        return {**state, "n": state["n"] + ag.interrupt({"add to": state["n"]})}
+
+    g = ag.Graph(name="inner")
+    g.add_vertex("bump", bump)
+    g.add_vertex("ask", ask)
+    g.add_edge(ag.START, "bump")
+    g.add_edge("bump", "ask")
+    g.add_edge("ask", ag.END)
+    return g
+
+
+def _outer(inner: ag.CompiledGraph, runs: Counter[str], given: dict[str, Any] | None = None) -> ag.Graph:
+    def outer(state: dict[str, Any]) -> dict[str, Any]:
+        runs["outer"] += 1
+        start = (given or {}).get("n", state["n"])
+        return {**state, "n": inner.invoke({"n": start}).state["n"] * 10}
+
+    g = ag.Graph(name="outer")
+    g.add_vertex("outer", outer)
+    g.add_edge(ag.START, "outer")
+    g.add_edge("outer", ag.END)
+    return g
+
+
+def test_an_interrupt_inside_pauses_the_parent_and_the_parent_answers_it(compile_graph: Compile) -> None:
+    runs: Counter[str] = Counter()
+    inner = compile_graph(_inner(runs))
+    app = compile_graph(_outer(inner, runs), checkpointer=MemoryCheckpointer())
+    paused = app.invoke({"n": 1}, thread_id="t")
+    assert paused.status == "interrupted"
+    assert [(i.vertex, i.value) for i in paused.interrupts] == [("outer/ask", {"add to": 2})]
+    done = app.invoke(ag.Command(resume=5), thread_id="t")
+    assert done.state == {"n": 70}
+    # the vertex's own code ran again; the nested run's finished vertex did not
+    assert runs == Counter({"outer": 2, "bump": 1, "ask": 2})
+
+
+def test_the_nested_run_streams_into_the_parent_under_its_namespace(compile_graph: Compile) -> None:
+    runs: Counter[str] = Counter()
+    inner = compile_graph(_inner(runs))
+    app = compile_graph(_outer(inner, runs), checkpointer=MemoryCheckpointer())
+    app.invoke({"n": 1}, thread_id="s")
+    items = list(app.stream(ag.Command(resume=1), thread_id="s", mode="updates", subgraphs=True))
+    (path, inner_update), (top, outer_update) = items
+    assert len(path) == 1
+    assert path[0].startswith("outer@1~")
+    assert path[0].endswith("#0")
+    assert inner_update == {"ask": {"n": 3}}
+    assert (top, outer_update) == ((), {"outer": {"n": 30}})
+
+
+def test_a_vertex_retried_after_its_invocation_does_not_run_the_invoked_graph_again(
+    compile_graph: Compile,
+) -> None:
+    runs: Counter[str] = Counter()
+
+    def plain(state: dict[str, Any]) -> dict[str, Any]:
+        runs["plain"] += 1
+        return {**state, "n": state["n"] + 1}
+
+    inner_graph = ag.Graph(name="plain")
+    inner_graph.add_vertex("plain", plain)
+    inner_graph.add_edge(ag.START, "plain")
+    inner_graph.add_edge("plain", ag.END)
+    inner = compile_graph(inner_graph)
+
+    def flaky(state: dict[str, Any]) -> dict[str, Any]:
+        runs["flaky"] += 1
+        n = inner.invoke({"n": state["n"]}).state["n"]
+        if runs["flaky"] == 1:
+            raise ConnectionError("lost the connection after the invocation")
+        return {**state, "n": n}
+
+    g = ag.Graph()
+    g.add_vertex("flaky", flaky, retry=ag.RetryPolicy(max_attempts=2, initial_interval=0))
+    g.add_edge(ag.START, "flaky")
+    g.add_edge("flaky", ag.END)
+    app = compile_graph(g, checkpointer=MemoryCheckpointer())
+    assert app.invoke({"n": 1}, thread_id="r").state == {"n": 2}
+    assert runs == Counter({"flaky": 2, "plain": 1})
+
+
+def test_a_resumed_vertex_invoking_with_another_input_is_refused_until_the_code_is_back(
+    compile_graph: Compile,
+) -> None:
+    runs: Counter[str] = Counter()
+    given: dict[str, Any] = {}
+    inner = compile_graph(_inner(runs))
+    app = compile_graph(_outer(inner, runs, given), checkpointer=MemoryCheckpointer())
+    assert app.invoke({"n": 1}, thread_id="c").status == "interrupted"
+    given["n"] = 100  # the code now invokes the graph with another input
+    with pytest.raises(ag.ResumeError, match="invokes 'inner' with another input"):
+        app.invoke(ag.Command(resume=5), thread_id="c")
+    given.clear()  # put back: the thread was left as it was, and finishes with the answer given
+    assert app.invoke(None, thread_id="c").state == {"n": 70}
+
+
+def test_the_nested_run_is_kept_in_the_parent_thread_and_resumed_by_a_new_graph(
+    compile_graph: Compile, tmp_path: Path
+) -> None:
+    runs: Counter[str] = Counter()
+    checkpointer = SqliteCheckpointer(str(tmp_path / "nest.db"))
+    inner = compile_graph(_inner(runs))
+    first = compile_graph(_outer(inner, runs), checkpointer=checkpointer)
+    assert first.invoke({"n": 1}, thread_id="k").status == "interrupted"
+    again = compile_graph(_outer(inner, runs), checkpointer=checkpointer)
+    assert again.invoke(ag.Command(resume=2), thread_id="k").state == {"n": 40}
+    assert runs["bump"] == 1
+    checkpointer.close()
+
+
+def test_without_a_checkpointer_an_invocation_nests_for_its_events_only(compile_graph: Compile) -> None:
+    def double(state: dict[str, Any]) -> dict[str, Any]:
+        return {"n": state["n"] * 2}
+
+    inner_graph = ag.Graph(name="double")
+    inner_graph.add_vertex("double", double)
+    inner_graph.add_edge(ag.START, "double")
+    inner_graph.add_edge("double", ag.END)
+    inner = compile_graph(inner_graph)
+
+    def outer(state: dict[str, Any]) -> dict[str, Any]:
+        return inner.invoke(state).state
+
+    g = ag.Graph()
+    g.add_vertex("outer", outer)
+    g.add_edge(ag.START, "outer")
+    g.add_edge("outer", ag.END)
+    items = list(compile_graph(g).stream({"n": 2}, mode="updates", subgraphs=True))
+    assert [update for _, update in items] == [{"double": {"n": 4}}, {"outer": {"n": 4}}]

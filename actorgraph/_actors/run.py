@@ -27,6 +27,7 @@ from actorgraph._actors.handle import raised_for, settle
 from actorgraph._actors.messages import Done, Launch, Order, TimedOut, Workers
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.subgraphs import child_call
+from actorgraph._engine.boundary import output_of
 from actorgraph._engine.breakpoints import paused_before, pauses_after
 from actorgraph._engine.recorded import Keep, Rerun, again
 from actorgraph._engine.retry import after_failure
@@ -374,7 +375,7 @@ class Run:
     def _resolve(self, status: RunStatus, state: Any, interrupts: tuple[Interrupt, ...]) -> None:
         head = self.recorder.head if self.recorder is not None else None
         result: RunResult[Any] = RunResult(
-            state, status, interrupts, self.pos.step, self.id, self.thread_id, head
+            output_of(self.spec, state), status, interrupts, self.pos.step, self.id, self.thread_id, head
         )
         if interrupts:
             self.events.emit(Interrupted(self.id, self.thread_id, self.pos.step, interrupts))

@@ -145,6 +145,8 @@ class GraphBuilder(Generic[S]):
         name: str | None = None,
         retry: RetryPolicy | Sequence[RetryPolicy] | None = None,
         state: type[S] | None = None,
+        input: type | None = None,  # noqa: A002 - LangGraph's input_schema, by our vertices' word
+        output: type | None = None,
         returns: Returns | None = None,
         globals: Mapping[str, Any] | None = None,  # noqa: A002 - the graph file's `global` section
     ) -> None:
@@ -158,6 +160,10 @@ class GraphBuilder(Generic[S]):
             state: an optional schema (a TypedDict, dataclass or pydantic model):
                 the input, every vertex's output and every update are checked
                 against it, and states have its type.
+            input: the schema a run's input must fit (default: `state`); keys of
+                `state` it lacks are the vertices' own. A subgraph sees these keys only.
+            output: the schema of a run's result (default: `state`): `RunResult.state`
+                holds its keys only; a subgraph returns them to its parent as an update.
             returns: what vertices return by default: `"state"` (the whole new
                 state) or `"update"` (only the keys they change, applied to
                 their input through the reducers, as in LangGraph). Left out,
@@ -173,7 +179,7 @@ class GraphBuilder(Generic[S]):
         self.merge = merge
         self.name = name or "graph"
         self.retry = policies_of(retry, "Graph(retry=...)")
-        self.state = state
+        self.state, self.input, self.output = state, input, output  # schemas (`_engine/boundary.py`)
         self.returns = _returns(returns, "Graph(returns=...)") if returns is not None else None
         self.globals: Mapping[str, Any] = MappingProxyType(dict(globals or {}))
         self.pause_before: tuple[str, ...] = ()  # compile()'s default breakpoints (a graph file's)

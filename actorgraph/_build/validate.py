@@ -47,6 +47,7 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
     _check_exits(vertices, edges, routers, joins_from)
     _check_reachable(vertices, edges, routers, joins)
     schema = Schema(graph.state) if graph.state is not None else None
+    inputs, outputs = _boundary(graph, schema)
     return GraphSpec(
         name=graph.name,
         vertices={name: _vertex_spec(v, graph, (*within, graph)) for name, v in vertices.items()},
@@ -57,7 +58,39 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
         merge=composed_merge(graph.merge, schema),
         schema=schema,
         deferred=frozenset(name for name, v in vertices.items() if v.defer),
+        input_schema=inputs,
+        output_schema=outputs,
     )
+
+
+def _boundary(graph: GraphBuilder[Any], state: Schema | None) -> tuple[Schema | None, Schema | None]:
+    """The graph's input and output schemas (None: the state's), checked against its state schema.
+
+    Raises:
+        GraphValidationError: a schema with keys the state does not have, or a
+            state with required keys no input could give.
+    """
+    inputs = Schema(graph.input, role="input") if graph.input is not None else None
+    outputs = Schema(graph.output, role="output") if graph.output is not None else None
+    if state is None:
+        return inputs, outputs
+    for which, schema in (("input", inputs), ("output", outputs)):
+        extra = sorted(set(schema.annotations) - set(state.annotations)) if schema is not None else []
+        if schema is not None and extra:
+            msg = (
+                f"Graph(state={state.name}, {which}={schema.name}): {schema.name} has key(s) {extra} "
+                f"that the state schema does not have; add them to {state.name}, or drop them"
+            )
+            raise GraphValidationError(msg)
+    unfilled = sorted(state.required - set(inputs.annotations)) if inputs is not None else []
+    if inputs is not None and unfilled:
+        msg = (
+            f"Graph(state={state.name}, input={inputs.name}): {state.name} requires key(s) {unfilled}, "
+            f"which the input schema does not give, so no input could start a run; make them "
+            f"optional in {state.name} (NotRequired[...], or a default), or add them to {inputs.name}"
+        )
+        raise GraphValidationError(msg)
+    return inputs, outputs
 
 
 def composed_merge(merge: Merge | None, schema: Schema | None) -> Merge:
@@ -181,10 +214,21 @@ def _vertex_spec(v: Any, graph: GraphBuilder[Any], within: tuple[GraphBuilder[An
 
 
 def _subgraph_returns(v: Any) -> str | None:
-    """A subgraph vertex returns an update when `output` maps its final state, else that state."""
+    """What a subgraph vertex returns: an update when its result holds some keys only, else a state.
+
+    Its result holds some keys only when `output` maps the final state, or the
+    subgraph has an output schema.
+    """
     if v.child is None:
         return None
-    return "update" if v.output is not None else "state"
+    return "update" if v.output is not None or _has_output_schema(v.child) else "state"
+
+
+def _has_output_schema(child: Any) -> bool:
+    """Whether a subgraph (a `Graph`, or a compiled one) returns its output schema's keys only."""
+    if isinstance(child, GraphBuilder):
+        return child.output is not None
+    return child.spec.output_schema is not None
 
 
 def _child_spec(v: Any, within: tuple[GraphBuilder[Any], ...]) -> ChildSpec:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from actorgraph._engine.boundary import checked_input
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.superstep import initial
 from actorgraph._engine.updates import apply_update, normalized, writes_of
@@ -32,7 +33,7 @@ def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Pos
 
     Raises:
         ActorGraphError: the input is not a state or a `Command(goto=..., update=...)`.
-        InvalidUpdateError: the input does not fit the state or its schema.
+        InvalidUpdateError: the input does not fit the state, its schema or the input schema.
         RoutingError: a router on START failed, or a goto names an unknown vertex.
     """
     if isinstance(input_, Command):
@@ -45,9 +46,9 @@ def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Pos
             raise ActorGraphError(msg)
         return initial(spec, Node(node_id, state), goto=input_.goto)
     if base is not None and isinstance(input_, Mapping) and has_keys(base):
-        state = updated_state(spec, base, input_, "the input")
+        state = updated_state(spec, base, checked_input(spec, input_, update=True), "the input")
     else:
-        state = spec.checked(normalized(input_, spec.merge), "the input")
+        state = spec.checked(normalized(checked_input(spec, input_, update=False), spec.merge), "the input")
     return initial(spec, Node(node_id, state))
 
 

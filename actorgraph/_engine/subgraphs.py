@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actorgraph._engine.boundary import subgraph_input
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.task import Attempt, TaskEnv, input_node, succeeded
 from actorgraph._model.errors import (
@@ -43,12 +44,16 @@ def namespace_of(task: Task, origin: str) -> str:
 def child_input(spec: GraphSpec, task: Task, env: TaskEnv) -> Any:
     """The subgraph's input: a private copy of the task's input state, through the vertex's `input`.
 
+    Without `input`, a subgraph with an input schema sees the keys of that schema only.
+
     Raises:
         MergeConflictError: the task's inputs could not be merged.
     """
     child = spec.vertices[task.vertex].child
     state = copy_state(input_node(spec, task, env.node_id(task)).state)
-    return child.input(state) if child is not None and child.input is not None else state
+    if child is None:
+        return state
+    return child.input(state) if child.input is not None else subgraph_input(child.spec, state)
 
 
 def child_finished(spec: GraphSpec, at: Attempt, final: Any, handoff: Handoff | None) -> VertexResult:

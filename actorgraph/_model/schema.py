@@ -41,15 +41,17 @@ class Schema:
         annotations: key -> declared type (`Annotated`, `Required` and `NotRequired` removed).
         required: the keys every state must have.
         reducers: key -> reducer declared with `Annotated[type, reducer]`.
+        role: which of the graph's schemas it is: "state", "input" or "output".
     """
 
-    def __init__(self, cls: type) -> None:
-        """Read `cls`.
+    def __init__(self, cls: type, *, role: str = "state") -> None:
+        """Read `cls`, the graph's `role` schema ("state", "input" or "output"), named so in messages.
 
         Raises:
             GraphValidationError: `cls` is not a TypedDict, a dataclass or a pydantic model.
         """
         self.cls = cls
+        self.role = role
         self.kind = _kind(cls)
         hints = _hints(cls)
         self.annotations: dict[str, Any] = {}
@@ -131,7 +133,7 @@ class Schema:
                 if key in self.annotations and self._typed_update(key):
                     problems += self._type_problems({key: value})
         if problems:
-            msg = f"{who}: the update does not fit the state schema {self.name}: {'; '.join(problems)}"
+            msg = f"{who}: the update does not fit the {self.role} schema {self.name}: {'; '.join(problems)}"
             raise InvalidUpdateError(msg)
 
     def _typed_update(self, key: str) -> bool:
@@ -194,7 +196,8 @@ class Schema:
         return {k: v for k, v in data.items() if not _same_value(old.get(k, _ABSENT), v)}
 
     def _refusal(self, who: str, problems: list[str]) -> InvalidUpdateError:
-        msg = f"{who} made a state that does not fit the state schema {self.name}: {'; '.join(problems)}"
+        made = "made a state that does not fit" if self.role == "state" else "does not fit"
+        msg = f"{who} {made} the {self.role} schema {self.name}: {'; '.join(problems)}"
         return InvalidUpdateError(msg)
 
 

@@ -127,6 +127,8 @@ class GraphSpec:
         merge: the merge function.
         schema: the state schema, or None (nothing is checked).
         deferred: the vertices added with `defer=True` (their messages wait while others run).
+        input_schema: what a run's input must fit (`Graph(input=...)`), or None: the state schema.
+        output_schema: the keys a run's result holds (`Graph(output=...)`), or None: all of them.
     """
 
     name: str
@@ -138,6 +140,8 @@ class GraphSpec:
     merge: Merge
     schema: Schema | None = None
     deferred: frozenset[str] = frozenset()
+    input_schema: Schema | None = None
+    output_schema: Schema | None = None
 
     def checked(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` checked against the schema (and given its type); unchanged without one.

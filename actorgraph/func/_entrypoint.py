@@ -1,0 +1,243 @@
+"""`@entrypoint`: a workflow written as a function, run and recorded as a one-vertex graph.
+
+The function's run is a run of a graph whose single vertex calls it; its
+`@task` calls nest in that vertex's task. So everything a graph has, it has:
+`invoke`, `stream`, threads that remember (`previous`), `interrupt()` and
+`Command(resume=...)`, checkpoints in any checkpointer, resume after a crash in
+another process (the function runs again from the top; finished task calls
+return their recorded results without running).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from actorgraph._actors.handle import RunHandle
+from actorgraph._api.compiled import CompiledGraph
+from actorgraph._api.graph import Graph
+from actorgraph._engine.context import Context
+from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, VertexError
+from actorgraph._model.records import END, START, Command
+from actorgraph._model.results import RunResult, Snapshot
+from actorgraph.func._task import close_task_graphs
+
+__all__ = ["Entrypoint", "entrypoint"]
+
+T = TypeVar("T")
+_open = [0]  # entrypoints open in this process; the task graphs close with the last
+
+
+@dataclass(frozen=True, slots=True)
+class Final:
+    """What an entrypoint returns to give its caller one value and keep another for its next run.
+
+    Attributes:
+        value: what `invoke` returns (the run's state).
+        save: what the next run on the thread receives as `previous`.
+    """
+
+    value: Any
+    save: Any
+
+
+class _Call:
+    """The entrypoint's vertex: calls the function with the run's input (and `previous`, `store`)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        params = inspect.signature(fn).parameters
+        self.wants = {name for name in ("previous", "store") if name in params}
+        first = next(iter(params.values()), None)
+        if first is None or first.name in self.wants:
+            msg = f"entrypoint {fn.__name__!r} must take its input as its first parameter"
+            raise ConfigError(msg)
+
+    def arguments(self, state: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
+        given = {"previous": state.get("save"), "store": ctx.store}
+        return {k: v for k, v in given.items() if k in self.wants}
+
+    @staticmethod
+    def outcome(state: dict[str, Any], returned: Any) -> dict[str, Any]:
+        if isinstance(returned, Final):
+            return {"input": state["input"], "output": returned.value, "save": returned.save}
+        return {"input": state["input"], "output": returned, "save": returned}
+
+
+def _vertex(fn: Callable[..., Any]) -> Callable[..., Any]:
+    call = _Call(fn)
+    if inspect.iscoroutinefunction(fn):
+
+        async def run_async(state: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
+            return call.outcome(state, await fn(state["input"], **call.arguments(state, ctx)))
+
+        return run_async
+
+    def run(state: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
+        return call.outcome(state, fn(state["input"], **call.arguments(state, ctx)))
+
+    return run
+
+
+def _given(value: Any) -> Any:
+    """The graph's input for an entrypoint's input (None and `Command`s pass as they are)."""
+    return value if value is None or isinstance(value, Command) else {"input": value}
+
+
+def _returned(result: RunResult[Any]) -> RunResult[Any]:
+    """The entrypoint's result: the graph's, with the function's return value as its state."""
+    state = result.state
+    value = state.get("output") if isinstance(state, dict) and result.status == "done" else None
+    return dataclasses.replace(result, state=value)
+
+
+class EntrypointHandle(Generic[T]):
+    """A started entrypoint run: `result()` waits for it (its state is the return value)."""
+
+    def __init__(self, handle: RunHandle[Any]) -> None:
+        """Wrap the graph run's handle."""
+        self.handle = handle
+        self.run_id = handle.run_id
+        self.thread_id = handle.thread_id
+
+    def result(self, timeout: float | None = None) -> RunResult[T]:
+        """Wait for the run to end or pause; as `Entrypoint.invoke` returns it."""
+        try:
+            return _returned(self.handle.result(timeout))
+        except VertexError as exc:
+            raise _resume_error(exc) or exc from None
+
+    def done(self) -> bool:
+        """Whether the run has ended or paused."""
+        return self.handle.done()
+
+    def cancel(self) -> bool:
+        """Cancel the run (it stays resumable)."""
+        return self.handle.cancel()
+
+
+class Entrypoint(Generic[T]):
+    """A function made a workflow by `@entrypoint`: run it like a compiled graph."""
+
+    final = Final
+
+    def __init__(self, fn: Callable[..., Any], graph: CompiledGraph[Any]) -> None:
+        """Wrap `fn` and the graph that runs it (use `@entrypoint(...)`)."""
+        self.fn = fn
+        self.graph = graph
+        self.name = graph.name
+        _open[0] += 1
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"entrypoint({self.name!r})"
+
+    def invoke(self, input: Any, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
+        """Run the function (or continue it: `None`, `Command(resume=...)`), as `CompiledGraph.invoke`.
+
+        Returns:
+            The run's result; its `state` is the function's return value (None while paused).
+
+        Raises:
+            ResumeError: the function now calls its tasks in another order or with other
+                arguments than the run it resumes (the thread is left as it was).
+            VertexError: the function failed.
+        """
+        try:
+            return _returned(self.graph.invoke(_given(input), **run))
+        except VertexError as exc:
+            raise _resume_error(exc) or exc from None
+
+    def start(self, input: Any, **run: Any) -> EntrypointHandle[T]:  # noqa: A002 - LangGraph's name for it
+        """Start a run and return its handle at once; `handle.result()` is what `invoke` returns."""
+        return EntrypointHandle(self.graph.start(_given(input), **run))
+
+    def stream(self, input: Any, *, mode: str | Sequence[str] = "updates", **run: Any) -> Iterator[Any]:  # noqa: A002
+        """Stream the run as `CompiledGraph.stream` does (default `"updates"`)."""
+        return self.graph.stream(_given(input), mode=mode, **run)
+
+    async def ainvoke(self, input: Any, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
+        """`invoke`, awaited."""
+        try:
+            return _returned(await self.graph.ainvoke(_given(input), **run))
+        except VertexError as exc:
+            raise _resume_error(exc) or exc from None
+
+    def astream(self, input: Any, *, mode: str | Sequence[str] = "updates", **run: Any) -> AsyncIterator[Any]:  # noqa: A002
+        """`stream`, asynchronously."""
+        return self.graph.astream(_given(input), mode=mode, **run)
+
+    def get_state(self, thread_id: str, **options: Any) -> Snapshot[Any]:
+        """The thread's snapshot (its `state` is `{"input", "output", "save"}`), as `get_state`."""
+        return self.graph.get_state(thread_id, **options)
+
+    def get_history(self, thread_id: str, **options: Any) -> list[Snapshot[Any]]:
+        """The thread's checkpoints, newest first, as `CompiledGraph.get_history`."""
+        return self.graph.get_history(thread_id, **options)
+
+    def close(self) -> None:
+        """Stop the entrypoint's actors (and the tasks' when no entrypoint is open)."""
+        if self._closed:
+            return
+        self._closed = True
+        self.graph.close()
+        _open[0] -= 1
+        if _open[0] <= 0:
+            close_task_graphs()
+
+    def __enter__(self) -> Entrypoint[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _resume_error(exc: VertexError) -> ResumeError | None:
+    """The `ResumeError` a task call raised inside the function, if that is why it failed."""
+    cause = exc.__cause__ or exc.__context__
+    if isinstance(cause, ResumeError):
+        return cause
+    if isinstance(cause, RecordedError) and cause.type.endswith("ResumeError"):
+        return ResumeError(cause.message)
+    return None
+
+
+class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
+    """Make a function a workflow: `@entrypoint(checkpointer=MemoryCheckpointer())`.
+
+    The function takes its input as its first parameter, and may declare
+    `previous` (what the thread's last run returned, or saved with
+    `entrypoint.final(value=..., save=...)`) and `store` (the `store=`). Inside
+    it, `@task` calls run in parallel and are recorded; `interrupt()` asks a
+    person. Runs with a checkpointer need a `thread_id`.
+    """
+
+    final = Final
+
+    def __init__(
+        self,
+        checkpointer: Any = None,
+        *,
+        store: Any = None,
+        cache: Any = None,
+        retry: Any = None,
+        name: str | None = None,
+    ) -> None:
+        """Say where the function's runs are kept, and what its tasks share."""
+        self.checkpointer = checkpointer
+        self.options = {"store": store, "cache": cache}
+        self.retry = retry
+        self.name = name
+
+    def __call__(self, fn: Callable[..., T]) -> Entrypoint[T]:
+        """Make `fn` an `Entrypoint`."""
+        name = str(self.name or getattr(fn, "__name__", None) or "entrypoint")
+        g: Graph[Any] = Graph(name=name, returns="state")
+        g.add_vertex(name, _vertex(fn), **({"retry": self.retry} if self.retry is not None else {}))
+        g.add_edge(START, name)
+        g.add_edge(name, END)
+        options = {k: v for k, v in self.options.items() if v is not None}
+        return Entrypoint(fn, g.compile(self.checkpointer, **options))

@@ -1,0 +1,203 @@
+"""`@task`: a function whose calls inside an entrypoint run on actors, in parallel, each one recorded.
+
+Calling a task returns a `TaskFuture` at once; the call runs as a run of a
+one-vertex graph nested in the calling task (see `_api/nesting.py`), so its
+result is checkpointed in the entrypoint's thread the moment it finishes, an
+`interrupt()` inside it pauses the entrypoint, and when the entrypoint runs
+again (after an answer, a failure or a crash) a finished call returns its
+recorded result without running. A call is matched to its record by the task's
+name, the call's place in the entrypoint's order of calls and a digest of its
+arguments: a mismatch is a `ResumeError`, never another call's result.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Generator
+from typing import Any, Generic, TypeVar
+
+from actorgraph._api.compiled import CompiledGraph
+from actorgraph._api.graph import Graph
+from actorgraph._engine.context import current_nest
+from actorgraph._engine.nesting import NestFrame
+from actorgraph._model.errors import ConfigError
+from actorgraph._model.policy import CachePolicy, RetryPolicy
+from actorgraph._model.records import END, START
+from actorgraph._model.results import RunResult
+
+__all__ = ["TaskFunction", "TaskFuture", "close_task_graphs", "task"]
+
+T = TypeVar("T")
+
+_graphs: dict[int, CompiledGraph[Any]] = {}  # id(TaskFunction) -> its compiled one-vertex graph
+_graphs_lock = threading.Lock()
+
+
+def close_task_graphs() -> None:
+    """Close the graphs tasks run on (they are compiled again when next called)."""
+    with _graphs_lock:
+        graphs = list(_graphs.values())
+        _graphs.clear()
+    for graph in graphs:
+        graph.close()
+
+
+class TaskFuture(Generic[T]):
+    """The result of a task call, to come: `.result()`, or `await` it in an `async def` entrypoint."""
+
+    def __init__(self, handle: Any = None, frame: NestFrame | None = None, *, value: Any = None) -> None:
+        """Wrap a nested run's handle (or a value computed at once, outside any run)."""
+        self._handle = handle
+        self._frame = frame
+        self._value = value
+
+    def done(self) -> bool:
+        """Whether the call has finished."""
+        return self._handle is None or self._handle.future.done()
+
+    def result(self, timeout: float | None = None) -> T:
+        """The task's return value; waits for it.
+
+        Raises:
+            VertexError: the task failed (its retries spent).
+            ResumeError: the entrypoint now calls tasks differently than the run it resumes.
+        """
+        if self._handle is None:
+            return self._value  # type: ignore[no-any-return]
+        return self._read(self._handle.result(timeout))
+
+    def _read(self, result: RunResult[Any]) -> T:
+        if result.status == "interrupted" and self._frame is not None:
+            raise self._frame.pause(_questions(self._frame, result))
+        return result.state["value"]  # type: ignore[no-any-return]
+
+    def __await__(self) -> Generator[Any, None, T]:
+        """Await the task's return value (in an `async def` entrypoint or task)."""
+        if self._handle is None:
+            return self._value  # type: ignore[no-any-return]
+        import asyncio  # noqa: PLC0415 - asyncio pulls in ssl (4 MiB): only async paths import it
+
+        result = yield from asyncio.wrap_future(self._handle.future).__await__()
+        return self._read(result)
+
+
+def _questions(frame: NestFrame, first: RunResult[Any]) -> tuple[Any, ...]:
+    """Every question of the calls the task made, once all its calls have settled.
+
+    Questions asked in parallel calls are all pending at once, so a person
+    answers them together.
+    """
+    questions = list(first.interrupts)
+    for handle in list(frame.started):
+        try:
+            other = handle.result()
+        except Exception:  # noqa: BLE001, S112 - a failed call reports itself where it is read
+            continue
+        if other.status == "interrupted":
+            questions.extend(other.interrupts)
+    return tuple(questions)
+
+
+class TaskFunction(Generic[T]):
+    """A function made a task by `@task`: calling it returns a `TaskFuture`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., T],
+        *,
+        name: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float | None = None,
+        cache: CachePolicy | None = None,
+    ) -> None:
+        """Make `fn` a task (see `task`)."""
+        if not callable(fn):
+            msg = f"@task decorates a function, got {type(fn).__name__}"
+            raise ConfigError(msg)
+        self.fn = fn
+        self.name = str(name or getattr(fn, "__name__", None) or "task")
+        self.options: dict[str, Any] = {"retry": retry, "timeout": timeout, "cache": cache}
+        functools.update_wrapper(self, fn)
+
+    def __repr__(self) -> str:
+        return f"task({self.name!r})"
+
+    def __call__(self, *args: Any, **kwargs: Any) -> TaskFuture[T]:
+        """Start the call; inside an entrypoint it runs on an actor and is recorded.
+
+        Outside any run the function is simply called, at once.
+        """
+        frame = current_nest.get()
+        if frame is None:
+            value = self.fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                msg = f"task {self.name!r} is async: call it inside an entrypoint, or await its function"
+                raise ConfigError(msg)
+            return TaskFuture(value=value)
+        handle = self.graph().start({"args": list(args), "kwargs": dict(kwargs)})
+        return TaskFuture(handle, frame)
+
+    def graph(self) -> CompiledGraph[Any]:
+        """The one-vertex graph the task's calls run on (compiled once, kept until closed)."""
+        key = id(self)
+        with _graphs_lock:
+            compiled = _graphs.get(key)
+            if compiled is None or compiled.closed:
+                compiled = _graphs[key] = self._compiled()
+            return compiled
+
+    def _compiled(self) -> CompiledGraph[Any]:
+        g: Graph[Any] = Graph(name=self.name, returns="state")
+        options = {k: v for k, v in self.options.items() if v is not None}
+        g.add_vertex(self.name, _call_of(self.fn), **options)
+        g.add_edge(START, self.name)
+        g.add_edge(self.name, END)
+        return g.compile()
+
+
+def _call_of(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
+    """The vertex that calls `fn` with a call's arguments: its state is `{"value": result}`."""
+    if inspect.iscoroutinefunction(fn):
+
+        async def call_async(state: dict[str, Any]) -> dict[str, Any]:
+            return {"value": await fn(*state["args"], **state["kwargs"])}
+
+        return call_async
+
+    def call(state: dict[str, Any]) -> dict[str, Any]:
+        return {"value": fn(*state["args"], **state["kwargs"])}
+
+    return call
+
+
+def task(
+    fn: Callable[..., T] | None = None,
+    *,
+    name: str | None = None,
+    retry: RetryPolicy | None = None,
+    timeout: float | None = None,
+    cache: CachePolicy | None = None,
+) -> Any:
+    """Make a function a task: `@task` or `@task(retry=RetryPolicy(), timeout=30)`.
+
+    Inside an `@entrypoint` (or any vertex), calling the task returns a
+    `TaskFuture` at once and runs the call on an actor, in parallel with other
+    calls; its result is checkpointed as soon as it finishes, and a resumed
+    entrypoint gets it back without running the call again.
+
+    Args:
+        fn: the function (its arguments and return value must be serializable).
+        name: the task's name (default: the function's).
+        retry: its retry policy, as for a vertex.
+        timeout: seconds a call may run, as for a vertex.
+        cache: a `CachePolicy`: a call with equal arguments reuses an earlier result
+            (with the entrypoint's `cache=`).
+
+    Returns:
+        A `TaskFunction` (or a decorator making one).
+    """
+    if fn is None:
+        return lambda f: TaskFunction(f, name=name, retry=retry, timeout=timeout, cache=cache)
+    return TaskFunction(fn, name=name, retry=retry, timeout=timeout, cache=cache)

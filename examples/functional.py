@@ -1,0 +1,63 @@
+"""A workflow written as a function: @entrypoint and @task, a person in the middle, and resume.
+
+Run it: python examples/functional.py
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from actorgraph import Command, interrupt
+from actorgraph.checkpoint import SqliteCheckpointer
+from actorgraph.func import entrypoint, task
+
+calls = {"outline": 0, "section": 0}
+
+
+# --8<-- [start:tasks]
+@task
+def outline(topic: str) -> list[str]:
+    """Plan the sections of an essay."""
+    calls["outline"] += 1
+    return [f"{topic}: why", f"{topic}: how", f"{topic}: what next"]
+
+
+@task
+def section(title: str) -> str:
+    """Write one section."""
+    calls["section"] += 1
+    return f"{title} ... ({len(title)} words)"
+
+
+# --8<-- [end:tasks]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        checkpointer = SqliteCheckpointer(str(Path(scratch) / "essays.db"))
+
+        # --8<-- [start:entrypoint]
+        @entrypoint(checkpointer=checkpointer)
+        def essay(topic: str, previous: str | None = None) -> str:
+            titles = outline(topic).result()
+            drafts = [section(t) for t in titles]  # three calls, in parallel
+            text = "\n".join(d.result() for d in drafts)
+            verdict = interrupt({"review": text})  # a person reads the draft
+            return text if verdict == "ok" else f"{text}\n(revise: {verdict})"
+
+        # --8<-- [end:entrypoint]
+
+        # --8<-- [start:run]
+        with essay:
+            paused = essay.invoke("actors", thread_id="essay-1")
+            print(f"{paused.status}: {len(paused.interrupts)} question, {calls}")
+            done = essay.invoke(Command(resume="ok"), thread_id="essay-1")  # days later, any process
+            print(f"{done.status}: {done.state.splitlines()[0]}")
+            print(f"calls after the answer: {calls}")  # the tasks did not run again
+        # --8<-- [end:run]
+        checkpointer.close()
+
+
+if __name__ == "__main__":
+    main()

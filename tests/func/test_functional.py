@@ -1,0 +1,180 @@
+"""The functional API: @entrypoint and @task on the engine (issue 27, item 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+
+import actorgraph as ag
+from actorgraph.checkpoint import MemoryCheckpointer
+from actorgraph.func import entrypoint, task
+
+pytestmark = pytest.mark.threads_only(
+    "the counters live in this process, and on Ray an entrypoint's tasks run un-nested in the worker"
+)
+
+runs: Counter[str] = Counter()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_counts() -> None:
+    runs.clear()
+
+
+@task
+def double(x: int) -> int:
+    runs["double"] += 1
+    return 2 * x
+
+
+@task
+def ask(x: int) -> int:
+    runs["ask"] += 1
+    return x + ag.interrupt({"add to": x})
+
+
+def test_tasks_run_in_parallel_and_return_futures() -> None:
+    both = threading.Barrier(2, timeout=10)
+
+    @task
+    def meet(x: int) -> int:
+        both.wait()  # both calls must be running at once
+        return x
+
+    @entrypoint()
+    def parallel(n: int) -> list[int]:
+        futures = [meet(n), meet(n + 1)]
+        return [f.result() for f in futures]
+
+    with parallel:
+        assert parallel.invoke(1).state == [1, 2]
+
+
+def test_an_interrupt_in_a_task_pauses_the_entrypoint_and_finished_calls_do_not_run_again() -> None:
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def flow(n: int) -> int:
+        runs["flow"] += 1
+        total = double(n).result() + double(n + 1).result()
+        return ask(total).result()
+
+    with flow:
+        paused = flow.invoke(3, thread_id="t")
+        assert paused.status == "interrupted"
+        assert paused.state is None
+        assert [(i.vertex, i.value) for i in paused.interrupts] == [("flow/ask", {"add to": 14})]
+        done = flow.invoke(ag.Command(resume=100), thread_id="t")
+    assert done.state == 114
+    assert runs == Counter({"flow": 2, "double": 2, "ask": 2})
+
+
+def test_previous_and_final_carry_a_value_to_the_next_run_on_the_thread() -> None:
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def counter(step: int, previous: int | None = None) -> Any:
+        total = (previous or 0) + step
+        return entrypoint.final(value=f"total {total}", save=total)
+
+    with counter:
+        assert counter.invoke(2, thread_id="c").state == "total 2"
+        assert counter.invoke(5, thread_id="c").state == "total 7"
+        assert counter.invoke(1, thread_id="other").state == "total 1"
+
+
+def test_questions_asked_in_parallel_tasks_are_pending_together_and_answered_together() -> None:
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def two(n: int) -> list[int]:
+        first, second = ask(n), ask(n + 10)
+        return [first.result(), second.result()]
+
+    with two:
+        paused = two.invoke(1, thread_id="p")
+        assert sorted(i.value["add to"] for i in paused.interrupts) == [1, 11]
+        answers = {i.id: i.value["add to"] * 100 for i in paused.interrupts}
+        assert two.invoke(ag.Command(resume=answers), thread_id="p").state == [101, 1111]
+    assert runs["ask"] == 4  # each asked once and answered once
+
+
+def test_a_resumed_entrypoint_calling_tasks_in_another_order_is_refused() -> None:
+    order = ["double", "ask"]
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def flow(n: int) -> int:
+        calls = {"double": double, "ask": ask}
+        return sum(calls[name](n).result() for name in order)
+
+    with flow:
+        assert flow.invoke(1, thread_id="o").status == "interrupted"
+        order.reverse()  # the code changed while the thread waited
+        with pytest.raises(ag.ResumeError, match="'ask' where the run it resumes invoked 'double'"):
+            flow.invoke(ag.Command(resume=5), thread_id="o")
+        order.reverse()  # put back: the thread was left as it was
+        assert flow.invoke(None, thread_id="o").state == 2 + 6
+
+
+def test_a_call_with_other_arguments_is_refused_never_given_the_old_result() -> None:
+    given = {"n": 1}
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def flow(_: int) -> int:
+        first = double(given["n"]).result()
+        return first + ask(0).result()
+
+    with flow:
+        flow.invoke(0, thread_id="a")
+        given["n"] = 2
+        with pytest.raises(ag.ResumeError, match="another input"):
+            flow.invoke(ag.Command(resume=1), thread_id="a")
+
+
+def test_a_failing_task_is_retried_by_its_policy_and_a_failed_run_resumes_without_finished_calls() -> None:
+    attempts: Counter[str] = Counter()
+
+    @task(retry=ag.RetryPolicy(max_attempts=2, initial_interval=0))
+    def flaky(x: int) -> int:
+        attempts["flaky"] += 1
+        if attempts["flaky"] % 3 != 0:  # fails twice (one retry spent), then works
+            raise ConnectionError("down")
+        return x
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def flow(n: int) -> int:
+        return double(n).result() + flaky(n).result()
+
+    with flow:
+        with pytest.raises(ag.VertexError, match="down"):
+            flow.invoke(4, thread_id="f")
+        assert flow.invoke(None, thread_id="f").state == 12
+    assert runs["double"] == 1
+    assert attempts["flaky"] == 3
+
+
+def test_async_entrypoints_await_their_tasks() -> None:
+    @task
+    async def slow_double(x: int) -> int:
+        await asyncio.sleep(0.01)
+        return 2 * x
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    async def flow(n: int) -> int:
+        a, b = slow_double(n), slow_double(n + 1)
+        return await a + await b
+
+    with flow:
+        assert asyncio.run(flow.ainvoke(1, thread_id="x")).state == 6
+
+
+def test_a_task_called_outside_any_run_simply_runs() -> None:
+    assert double(21).result() == 42
+
+
+def test_stream_updates_show_the_return_value() -> None:
+    @entrypoint()
+    def plain(n: int) -> int:
+        return double(n).result()
+
+    with plain:
+        updates = list(plain.stream(3))
+    assert updates[-1] == {"plain": {"input": 3, "output": 6, "save": 6}}

@@ -124,10 +124,11 @@ class Entrypoint(Generic[T]):
 
     final = Final
 
-    def __init__(self, fn: Callable[..., Any], graph: CompiledGraph[Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], graph: CompiledGraph[Any], builder: Graph[Any]) -> None:
         """Wrap `fn` and the graph that runs it (use `@entrypoint(...)`)."""
         self.fn = fn
         self.graph = graph
+        self.builder = builder
         self.name = graph.name
         _open[0] += 1
         self._closed = False
@@ -178,6 +179,18 @@ class Entrypoint(Generic[T]):
         """The thread's checkpoints, newest first, as `CompiledGraph.get_history`."""
         return self.graph.get_history(thread_id, **options)
 
+    def as_vertex(self, graph: Any, name: str, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:  # noqa: ARG002 - the hook's interface
+        """What `add_vertex(name, an_entrypoint)` adds: its graph as a subgraph, in the parent's store.
+
+        The vertex's state is the function's input, and what the function returns
+        is the vertex's update (as a LangGraph node's).
+        """
+        options.setdefault("input", _as_input)
+        options.setdefault("output", _as_output)
+        return self.builder, options
+
+    __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
+
     def close(self) -> None:
         """Stop the entrypoint's actors (and the tasks' when no entrypoint is open)."""
         if self._closed:
@@ -193,6 +206,14 @@ class Entrypoint(Generic[T]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _as_input(state: Any) -> dict[str, Any]:
+    return {"input": state}
+
+
+def _as_output(final: dict[str, Any]) -> Any:
+    return final.get("output")
 
 
 def _resume_error(exc: VertexError) -> ResumeError | None:
@@ -240,4 +261,4 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         g.add_edge(START, name)
         g.add_edge(name, END)
         options = {k: v for k, v in self.options.items() if v is not None}
-        return Entrypoint(fn, g.compile(self.checkpointer, **options))
+        return Entrypoint(fn, g.compile(self.checkpointer, **options), g)

@@ -139,6 +139,14 @@ class TaskFunction(Generic[T]):
         handle = self.graph().start({"args": list(args), "kwargs": dict(kwargs)})
         return TaskFuture(handle, frame)
 
+    def as_vertex(self, graph: Any, name: str, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:  # noqa: ARG002 - the hook's interface
+        """What `add_vertex(name, a_task)` adds: the function, with the task's options as defaults."""
+        merged = {k: v for k, v in self.options.items() if v is not None}
+        merged.update(options)
+        return self.fn, merged
+
+    __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
+
     def graph(self) -> CompiledGraph[Any]:
         """The one-vertex graph the task's calls run on (compiled once, kept until closed)."""
         key = id(self)

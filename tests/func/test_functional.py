@@ -178,3 +178,33 @@ def test_stream_updates_show_the_return_value() -> None:
     with plain:
         updates = list(plain.stream(3))
     assert updates[-1] == {"plain": {"input": 3, "output": 6, "save": 6}}
+
+
+def test_tasks_and_entrypoints_are_vertices_of_graphs_and_tasks_call_graphs() -> None:
+    inner = ag.Graph(name="plus")
+    inner.add_vertex("plus", lambda s: {"n": s["n"] + 1})
+    inner.add_edge(ag.START, "plus")
+    inner.add_edge("plus", ag.END)
+
+    with inner.compile() as plus:
+
+        @task
+        def via_graph(n: int) -> int:
+            return plus.invoke({"n": n}).state["n"]
+
+        @entrypoint()
+        def enrich(state: dict[str, Any]) -> dict[str, Any]:
+            return {"n": via_graph(state["n"]).result() * 10}
+
+        @task
+        def halve(state: dict[str, Any]) -> dict[str, Any]:
+            return {**state, "n": state["n"] // 2}
+
+        g = ag.Graph()
+        g.add_vertex("halve", halve)
+        g.add_vertex("enrich", enrich)
+        g.add_edge(ag.START, "halve")
+        g.add_edge("halve", "enrich")
+        g.add_edge("enrich", ag.END)
+        with enrich, g.compile(MemoryCheckpointer()) as app:
+            assert app.invoke({"n": 8}, thread_id="v").state == {"n": 50}

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._engine.context import NestedPause
 from actorgraph._model.records import Interrupt, Task
 
 __all__ = ["Nest", "NestFrame"]
+
+_COUNTING = threading.Lock()  # a vertex may invoke graphs from several threads of its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +57,10 @@ class Nest:
     cache: Any = None
 
 
-@dataclass(slots=True)
 class NestFrame:
     """One task attempt's invocations: numbered in call order, each one's handle kept.
+
+    Made for every task attempt on threads, so it is small until a graph is invoked.
 
     Attributes:
         nest: the run's offer.
@@ -66,15 +69,18 @@ class NestFrame:
         started: the handles of the runs it started, in call order.
     """
 
-    nest: Nest
-    task: Task
-    calls: int = 0
-    started: list[Any] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    __slots__ = ("calls", "nest", "started", "task")
+
+    def __init__(self, nest: Nest, task: Task) -> None:
+        """A frame for an attempt of `task` in the run that offers `nest`."""
+        self.nest = nest
+        self.task = task
+        self.calls = 0
+        self.started: list[Any] = []
 
     def next_call(self) -> int:
         """The number of the next invocation (0 first)."""
-        with self.lock:
+        with _COUNTING:
             number = self.calls
             self.calls += 1
             return number

@@ -8,13 +8,14 @@ give it a `kinds` attribute (a set of event classes) to receive only those.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from actorgraph._model.records import ErrorInfo, Interrupt, VertexResult
+from actorgraph._model.records import ErrorInfo, Interrupt, Task, VertexResult
 
 __all__ = [
+    "CheckpointSaved",
     "Custom",
     "Event",
     "Interrupted",
@@ -27,6 +28,7 @@ __all__ = [
     "SuperstepCommitted",
     "SuperstepStarted",
     "TaskFinished",
+    "TaskScheduled",
     "TaskStarted",
 ]
 
@@ -66,6 +68,30 @@ class SuperstepStarted(Event):
     """
 
     tasks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskScheduled(Event):
+    """A task is about to run its first attempt: what it is given, and what sent it.
+
+    Built only when a listener takes it (the stream modes `tasks` and `debug` do):
+    its input is the merge of the task's messages. A task whose outcome was
+    recorded before (a resumed run keeps it) or that waits at an
+    `interrupt_before` breakpoint is not scheduled.
+
+    Attributes:
+        task_id: the task.
+        vertex: its vertex.
+        input: the state the vertex is given (None when its messages do not
+            merge: the task then fails with the conflict).
+        triggers: the tasks whose messages it runs with, in delivery order
+            (`START` for the run's input).
+    """
+
+    task_id: str
+    vertex: str
+    input: Any
+    triggers: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +155,37 @@ class SuperstepCommitted(Event):
 
     state: Any
     checkpoint_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointSaved(Event):
+    """A checkpoint of the run was stored; `step` is its last committed superstep.
+
+    A resumed run's first is the checkpoint it continues from (stored before
+    it started). Built only when a listener takes it (the stream modes
+    `checkpoints` and `debug` do); a run without a checkpointer stores none.
+
+    Attributes:
+        checkpoint_id: the checkpoint (`get_state(thread_id, checkpoint_id)` reads it).
+        parent_id: the checkpoint before it in the thread, or None.
+        source: `"input"`, `"loop"`, `"update"` or `"fork"`.
+        state: the thread's state at it (`Snapshot.state`).
+        next: the vertices of the superstep after it (`Snapshot.next`).
+        tasks: that superstep's tasks, in task order.
+        results: the outcomes stored with it for those tasks, by task id (a
+            superstep that paused, or that a resumed run continues).
+        subgraphs: for each subgraph task, the namespace its subgraph's run is
+            stored under, relative to this run's own.
+    """
+
+    checkpoint_id: str
+    parent_id: str | None
+    source: str
+    state: Any
+    next: tuple[str, ...]
+    tasks: tuple[Task, ...] = ()
+    results: Mapping[str, VertexResult] = field(default_factory=dict)
+    subgraphs: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

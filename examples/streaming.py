@@ -79,6 +79,30 @@ def modes(app: ag.CompiledGraph[State]) -> None:
     assert kinds[-1] == "RunFinished"
 
 
+def details() -> None:
+    with article().compile(MemoryCheckpointer()) as app:
+        # --8<-- [start:tasks]
+        for item in app.stream({"topic": "actors"}, mode="tasks", thread_id="detail"):
+            name = item["name"]
+            if "input" in item:  # a task starts: what it is given, and the tasks that sent it
+                print(f"tasks: {name} starts with {sorted(item['input'])}, sent by {item['triggers']}")
+            else:  # it ended: its new state (or its error, or the questions it asks)
+                print(f"tasks: {name} ended with {sorted(item['result'])}, error {item['error']}")
+        # --8<-- [end:tasks]
+        # --8<-- [start:checkpoints]
+        for item in app.stream({"topic": "actors"}, mode="checkpoints", thread_id="detail"):
+            stored = app.get_state(**item["config"])  # the config reads the checkpoint back
+            print(f"checkpoints: step {stored.step} ({item['metadata']['source']}), next {item['next']}")
+        # --8<-- [end:checkpoints]
+        # --8<-- [start:debug]
+        items = app.stream({"topic": "actors"}, mode="debug", thread_id="detail")
+        print(f"debug: {[(item['type'], item['step']) for item in items]}")
+        # --8<-- [end:debug]
+        history = app.get_history("detail")
+    assert len(history) == 9  # three runs of three checkpoints each, every one streamed
+    assert history[0].state["text"] == "intro / body / end"
+
+
 # --8<-- [start:listener]
 class TaskTimer:
     """A listener: called for each event, from the run's threads; `kinds` filters them."""
@@ -154,6 +178,7 @@ def pictures(directory: Path) -> None:
 def main() -> None:
     with article().compile() as app:
         modes(app)
+    details()
     listeners()
     run_async()
     logs()

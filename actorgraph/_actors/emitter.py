@@ -17,6 +17,7 @@ from actorgraph._actors.log import log, stdlib_logger
 from actorgraph._engine.context import MessagePiece
 from actorgraph._model.records import Task
 from actorgraph.events import (
+    CheckpointSaved,
     Custom,
     Event,
     Interrupted,
@@ -29,6 +30,7 @@ from actorgraph.events import (
     SuperstepCommitted,
     SuperstepStarted,
     TaskFinished,
+    TaskScheduled,
     TaskStarted,
 )
 
@@ -46,6 +48,7 @@ class Emitter:
         self._kinds: frozenset[type[Event]] = frozenset().union(*(k for _, k in self._listeners if k))
         self._debug = stdlib_logger.isEnabledFor(logging.DEBUG)
         self._takers: dict[type[Event], list[Listener]] = {}  # by event kind: the listeners that take it
+        self.schedules = self.wants(TaskScheduled)  # asked on every dispatch: worked out once
 
     def _taking(self, kind: type[Event]) -> list[Listener]:
         """The listeners that take events of `kind` (worked out once per kind and run)."""
@@ -111,9 +114,11 @@ class _Tagged:
 _ROUTINE: dict[type[Event], tuple[int, str]] = {
     RunStarted: (logging.DEBUG, "run started"),
     SuperstepStarted: (logging.DEBUG, "superstep started"),
+    TaskScheduled: (logging.DEBUG, "task scheduled"),
     TaskStarted: (logging.DEBUG, "task started"),
     RetryScheduled: (logging.INFO, "retry scheduled"),
     SuperstepCommitted: (logging.DEBUG, "superstep committed"),
+    CheckpointSaved: (logging.DEBUG, "checkpoint saved"),
     Interrupted: (logging.INFO, "interrupted"),
     JoinWaiting: (logging.WARNING, "join never fired"),
     Custom: (logging.DEBUG, "custom"),
@@ -159,6 +164,16 @@ def log_fields(event: Event) -> dict[str, Any]:
             fields["status"] = status
             if error is not None:
                 fields["error"] = error.type
-        case Custom(vertex=vertex, task_id=task_id) | MessageChunk(vertex=vertex, task_id=task_id):
-            fields.update(vertex=vertex, task_id=task_id)
+    named = _NAMED.get(type(event))
+    if named:
+        fields.update({name: getattr(event, name) for name in named})
     return fields
+
+
+# the events whose log record carries some of their attributes as they are
+_NAMED: dict[type[Event], tuple[str, ...]] = {
+    Custom: ("vertex", "task_id"),
+    MessageChunk: ("vertex", "task_id"),
+    TaskScheduled: ("vertex", "task_id"),
+    CheckpointSaved: ("checkpoint_id", "parent_id"),
+}

@@ -18,7 +18,7 @@ pruning keeps exactly what the remaining rows need.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from actorgraph._engine.superstep import status_of
 from actorgraph._model.errors import SerializationError
@@ -66,6 +66,9 @@ def _made_by(node_id: str, own: str) -> bool:
 
 class Recorder:
     """One run's writer. Lives on the run's coordinator thread."""
+
+    # told of each checkpoint stored, with the paused superstep's outcomes: set when a listener wants them
+    saved: Callable[[CheckpointRow, Position, SuperstepState | None], None] | None = None
 
     def __init__(  # noqa: PLR0913 - where the run is, and how to write it
         self,
@@ -255,8 +258,13 @@ class Recorder:
                 return None
         return self.checkpoint(pos, pauses=pauses)
 
-    def checkpoint(self, pos: Position, *, pauses: Iterable[Interrupt] = ()) -> str:
-        """Write `pos` as a new checkpoint and make it the head (with the results deferred to it)."""
+    def checkpoint(
+        self, pos: Position, *, pauses: Iterable[Interrupt] = (), superstep: SuperstepState | None = None
+    ) -> str:
+        """Write `pos` as a new checkpoint and make it the head (with the results deferred to it).
+
+        `superstep`: the unfinished superstep whose outcomes are stored with it next (a run that paused).
+        """
         writes: list[WriteRow] = []
         blobs: dict[str, bytes] = {}
         if self.deferred:
@@ -287,6 +295,8 @@ class Recorder:
             self._refs(structure),
         )
         self.checkpointer.put(row, blobs=blobs, expect_head=self.head, writes=writes)
+        if self.saved is not None:
+            self.saved(row, pos, superstep)
         self._sent(blobs)
         self.head = self.parent = checkpoint_id
         self.source = "loop"
@@ -298,7 +308,7 @@ class Recorder:
     def paused(self, pos: Position, superstep: SuperstepState, status: str) -> None:
         """The run paused with `superstep` unfinished: store what is not stored yet."""
         if self.dirty or self.parent is None:
-            self.checkpoint(pos)
+            self.checkpoint(pos, superstep=superstep)
         unwritten = [r for r in superstep.results.values() if r.task_id not in self.written]
         if unwritten or self.durability != "sync":
             self._store_writes(unwritten, status=status)

@@ -25,6 +25,7 @@ import pykka
 from actorgraph._actors.emitter import Emitter
 from actorgraph._actors.handle import raised_for, settle
 from actorgraph._actors.messages import Done, Launch, Order, TimedOut, Workers
+from actorgraph._actors.reports import CheckpointReporter, schedule
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.subgraphs import child_call
 from actorgraph._engine.boundary import output_of
@@ -89,6 +90,7 @@ class Run:
         self.thread_id = setup.thread_id
         self.recorder = setup.recorder
         self.events = Emitter(self.id, self.thread_id, setup.listeners)
+        self.reporter = CheckpointReporter.of(self.events, self.spec, setup.recorder)  # None unless wanted
         self.env = setup.env
         if self.events.wants(TaskStarted) or self.events.wants(Custom) or self.events.wants(MessageChunk):
             self.env = dataclasses.replace(setup.env, listen=self.events.emit, emit=self.events.custom)
@@ -115,6 +117,8 @@ class Run:
         if self.recorder is not None and self.setup.record_start:
             head = self.recorder.committed(self.pos)
             self.recorder.carry(self.pending.values())
+        elif self.reporter is not None:  # a resumed run: the checkpoint it continues from comes first
+            self.reporter.resumed(self.pos, self.pending)
         self._committed(head)
         self._next_superstep()
 
@@ -232,6 +236,8 @@ class Run:
         failure: ErrorInfo | None = None,
         answers: Mapping[str, Any] | None = None,
     ) -> None:
+        if self.events.schedules and attempt == 1 and failure is None:
+            schedule(self.events, self.spec, task, self.env)
         token = next(_tokens)
         self.in_flight[token] = _Dispatched(task.id, attempt, failure)
         self.tasks[task.id] = task

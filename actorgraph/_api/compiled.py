@@ -129,7 +129,11 @@ class CompiledGraph(Generic[S]):
                 "custom" (what vertices send with `ctx.emit`), "messages"
                 (`(chunk, metadata)` for each message piece a vertex streams, LLM
                 tokens: see `Context.stream_message`; a subgraph's pieces too, with
-                its namespace in the metadata); a list of modes yields `(mode, item)` pairs.
+                its namespace in the metadata), "tasks" (a dict when each task
+                starts and when it ends), "checkpoints" (a dict for each checkpoint
+                stored), "debug" (both, with their kind, superstep and time: the
+                keys are LangGraph's, see the streaming concepts page); a list of
+                modes yields `(mode, item)` pairs.
             subgraphs: yield the items of subgraphs' runs too, each tagged with
                 its namespace as a tuple: `(namespace, item)`, or `(namespace, mode,
                 item)` with a list of modes (`()` is the run itself).

@@ -19,13 +19,22 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
 from actorgraph._actors.handle import RunHandle
+from actorgraph._api.payloads import checkpoint_payload, debug_item, task_payload, task_result_payload
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import NS
-from actorgraph.events import Custom, Event, MessageChunk, SuperstepCommitted, TaskFinished
+from actorgraph.events import (
+    CheckpointSaved,
+    Custom,
+    Event,
+    MessageChunk,
+    SuperstepCommitted,
+    TaskFinished,
+    TaskScheduled,
+)
 
 __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
 
-MODES: Final = ("values", "updates", "events", "custom", "messages")
+MODES: Final = ("values", "updates", "events", "custom", "messages", "tasks", "checkpoints", "debug")
 
 _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
     "values": frozenset({SuperstepCommitted}),
@@ -33,6 +42,9 @@ _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
     "events": None,
     "custom": frozenset({Custom}),
     "messages": frozenset({MessageChunk}),
+    "tasks": frozenset({TaskScheduled, TaskFinished}),
+    "checkpoints": frozenset({CheckpointSaved}),
+    "debug": frozenset({TaskScheduled, TaskFinished, CheckpointSaved}),
 }
 
 _SKIP: Final = object()
@@ -61,7 +73,23 @@ def _item(mode: str, event: Event) -> Any:
             return (chunk, event.metadata())
         case "events", _:
             return event
+        case "tasks" | "checkpoints" | "debug", _:
+            return _detail(mode, event)
     return _SKIP
+
+
+def _detail(mode: str, event: Event) -> Any:
+    """An item of the modes that describe tasks and checkpoints (`debug` wraps both)."""
+    match event:
+        case TaskScheduled() if mode != "checkpoints":
+            payload, kind = task_payload(event), "task"
+        case TaskFinished(final=True) if mode != "checkpoints":
+            payload, kind = task_result_payload(event), "task_result"
+        case CheckpointSaved() if mode != "tasks":
+            payload, kind = checkpoint_payload(event), "checkpoint"
+        case _:
+            return _SKIP
+    return debug_item(kind, event, payload) if mode == "debug" else payload
 
 
 class StreamSink:

@@ -96,6 +96,7 @@ PUBLIC = {
         "WriteRow",
     ],
     "actorgraph.events": [
+        "CheckpointSaved",
         "Custom",
         "Event",
         "Interrupted",
@@ -108,6 +109,7 @@ PUBLIC = {
         "SuperstepCommitted",
         "SuperstepStarted",
         "TaskFinished",
+        "TaskScheduled",
         "TaskStarted",
     ],
     "actorgraph.logging": ["configure"],

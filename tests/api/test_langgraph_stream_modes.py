@@ -4,10 +4,6 @@ Where the payloads differ on purpose the test says so: a task's `result` is its
 new state (what `updates` gives), a vertex sees its own branch, our supersteps
 start at 1 (the input's checkpoint is step 0, where LangGraph has -1 and 0), and
 a `config` is the keywords of `get_state`.
-
-Not ported: `test_falsy_return_from_task` (the functional API) and the `tasks`
-part of `test_multiple_writes_same_channel_from_same_node` (several writes from
-one task); both wait for those features.
 """
 
 from __future__ import annotations
@@ -20,6 +16,8 @@ from typing import Annotated, Any, NotRequired, TypedDict
 import pytest
 
 import actorgraph as ag
+from actorgraph.checkpoint import MemoryCheckpointer
+from actorgraph.func import entrypoint, task
 from actorgraph.merge import append
 
 Compile = Callable[..., ag.CompiledGraph]
@@ -55,10 +53,10 @@ def same_as_history(items: list[dict[str, Any]], history: list[ag.Snapshot[Any]]
         assert item["config"]["checkpoint_id"] == snap.checkpoint_id
         assert (item["parent_config"] or {}).get("checkpoint_id") == snap.parent_id
         assert [t["name"] for t in item["tasks"]] == list(snap.next)
-        for task in item["tasks"]:
-            stored = snap.superstep.results.get(task["id"])
-            assert task.get("error") == (stored.error if stored is not None and not stored.ok else None)
-            assert task["interrupts"] == tuple(i for i in snap.interrupts if i.task_id == task["id"])
+        for planned in item["tasks"]:
+            stored = snap.superstep.results.get(planned["id"])
+            assert planned.get("error") == (stored.error if stored is not None and not stored.ok else None)
+            assert planned["interrupts"] == tuple(i for i in snap.interrupts if i.task_id == planned["id"])
 
 
 @pytest.mark.parametrize("durability", ["sync", "step", "exit"])
@@ -236,3 +234,98 @@ def test_in_one_fan_out_out_one_graph_state(compile_graph: Compile) -> None:
             "answer": "doc1,doc2,doc3,doc4",
         },
     )
+
+
+def joined(old: str, new: str) -> str:
+    return ", ".join(x for x in (old, new) if x)
+
+
+class Foo(TypedDict):
+    foo: Annotated[str, joined]
+
+
+def test_multiple_writes_same_channel_from_same_node(compile_graph: Compile) -> None:
+    """LangGraph's `test_multiple_writes_same_channel_from_same_node`, its `updates` and `tasks` stream.
+
+    A task's result is its new state, its writes applied in order (LangGraph
+    shows the writes themselves, `{"foo": {"$writes": ["one.0", "one.1"]}}`).
+    """
+    g: ag.Graph[Foo] = ag.Graph(state=Foo, returns="update")
+    g.add_vertex("one", lambda s: ag.Command(update=[("foo", "one.0"), ("foo", "one.1")]))
+    g.add_vertex("two", lambda s: {"foo": "two"})
+    g.add_edge(ag.START, "one")
+    g.add_edge("one", "two")
+    g.add_edge("two", ag.END)
+    app = compile_graph(g, checkpointer=MemoryCheckpointer())
+    items = list(app.stream({"foo": "input"}, mode=["updates", "tasks"], thread_id="1"))
+    done = {"error": None, "interrupts": (), "cached": False}
+    assert items == [
+        ("tasks", {"id": "one", "name": "one", "input": {"foo": "input"}, "triggers": (ag.START,)}),
+        ("updates", {"one": {"foo": "input, one.0, one.1"}}),
+        ("tasks", {"id": "one", "name": "one", "result": {"foo": "input, one.0, one.1"}, **done}),
+        (
+            "tasks",
+            {"id": "two", "name": "two", "input": {"foo": "input, one.0, one.1"}, "triggers": ("one",)},
+        ),
+        ("updates", {"two": {"foo": "input, one.0, one.1, two"}}),
+        ("tasks", {"id": "two", "name": "two", "result": {"foo": "input, one.0, one.1, two"}, **done}),
+    ]
+    assert app.get_state("1").state == {"foo": "input, one.0, one.1, two"}
+
+
+@pytest.mark.threads_only("the entrypoint's checkpointer is made in this process")
+def test_falsy_return_from_task() -> None:
+    """LangGraph's `test_falsy_return_from_task`: a task's falsy result and a question, in `debug`.
+
+    A task call is a run nested in the entrypoint's task, so its items come
+    with `subgraphs=True`, under its namespace (LangGraph lists them with the
+    entrypoint's, triggered by `__pregel_push`). LangGraph's resumed stream
+    starts with the checkpoint it continues from; so does ours.
+    """
+
+    @task
+    def falsy_task() -> bool:
+        return False
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def graph(state: dict[str, Any]) -> None:
+        falsy_task().result()
+        ag.interrupt("test")
+
+    def shape(items: list[Any]) -> list[tuple[bool, str, str]]:
+        return [(bool(path), i["type"], i["payload"].get("name", "")) for path, i in items]
+
+    with graph:
+        first = list(graph.stream({"a": 5}, mode="debug", subgraphs=True, thread_id="t"))
+        assert shape(first) == [
+            (False, "checkpoint", ""),
+            (False, "task", "graph"),
+            (True, "checkpoint", ""),
+            (True, "task", "falsy_task"),
+            (True, "task_result", "falsy_task"),
+            (True, "checkpoint", ""),
+            (False, "task_result", "graph"),
+        ]
+        assert first[0][1]["payload"]["next"] == ["graph"]
+        assert first[1][1]["payload"]["triggers"] == (ag.START,)
+        falsy = first[4][1]["payload"]
+        assert list(falsy["result"].values()) == [False]  # the falsy value is there, not dropped
+        asked = first[-1][1]["payload"]
+        assert asked["result"] is None
+        assert [i.value for i in asked["interrupts"]] == ["test"]
+        resumed = list(graph.stream(ag.Command(resume="123"), mode="debug", subgraphs=True, thread_id="t"))
+        start = resumed[0][1]["payload"]
+        assert start["config"]["checkpoint_id"] == first[0][1]["payload"]["config"]["checkpoint_id"]
+        assert [i.value for i in start["tasks"][0]["interrupts"]] == ["test"]
+        outer = [i for path, i in resumed if not path]
+        assert [(i["type"], i["payload"].get("name", "")) for i in outer] == [
+            ("checkpoint", ""),
+            ("task", "graph"),
+            ("task_result", "graph"),
+            ("checkpoint", ""),
+        ]
+        assert outer[2]["payload"]["interrupts"] == ()
+        assert outer[-1]["payload"]["next"] == []
+        assert all(
+            i["type"] != "task" for path, i in resumed if path
+        )  # the finished task call is not run again

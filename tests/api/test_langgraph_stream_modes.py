@@ -8,6 +8,7 @@ a `config` is the keywords of `get_state`.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -35,12 +36,10 @@ def line(names: list[str], last: tuple[str, Any] | None = None) -> ag.Graph[Mess
     """START -> names... -> (the subgraph `last`) -> END."""
     g: ag.Graph[Messages] = ag.Graph(state=Messages, returns="update")
     steps: list[tuple[str, Any]] = [(n, entered(n)) for n in names] + ([last] if last else [])
-    previous = ag.START
     for name, fn in steps:
         g.add_vertex(name, fn)
-        g.add_edge(previous, name)
-        previous = name
-    g.add_edge(previous, ag.END)
+    for source, target in itertools.pairwise([ag.START, *(name for name, _ in steps), ag.END]):
+        g.add_edge(source, target)
     return g
 
 

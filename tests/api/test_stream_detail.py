@@ -40,6 +40,18 @@ def asking() -> ag.Graph:
     return g
 
 
+def fan_in(merge_log: Any) -> ag.Graph:
+    """left and right, joined: the join's input is the merge of both (`merge_log` merges `log`)."""
+    g: ag.Graph = ag.Graph(merge=by_key({"log": merge_log}))
+    for name in ("left", "right"):
+        g.add_vertex(name, lambda s, name=name: {**s, "log": [*s["log"], name]})
+        g.add_edge(ag.START, name)
+    g.add_vertex("join", lambda s: s)
+    g.add_edge(["left", "right"], "join")
+    g.add_edge("join", ag.END)
+    return g
+
+
 def test_tasks_give_each_task_start_and_result_in_order(compile_graph: Compile) -> None:
     items = list(compile_graph(chain()).stream({"log": []}, mode="tasks"))
     assert items == [
@@ -58,14 +70,7 @@ def test_tasks_give_each_task_start_and_result_in_order(compile_graph: Compile) 
 
 
 def test_a_task_with_several_senders_names_them_all_and_gets_their_merge(compile_graph: Compile) -> None:
-    g: ag.Graph = ag.Graph(merge=by_key({"log": append}))
-    for name in ("left", "right"):
-        g.add_vertex(name, lambda s, name=name: {**s, "log": [*s["log"], name]})
-        g.add_edge(ag.START, name)
-    g.add_vertex("join", lambda s: s)
-    g.add_edge(["left", "right"], "join")
-    g.add_edge("join", ag.END)
-    starts = [i for i in compile_graph(g).stream({"log": []}, mode="tasks") if "input" in i]
+    starts = [i for i in compile_graph(fan_in(append)).stream({"log": []}, mode="tasks") if "input" in i]
     join = next(i for i in starts if i["name"] == "join")
     assert join["triggers"] == ("left", "right")
     assert sorted(join["input"]["log"]) == ["left", "right"]
@@ -257,14 +262,7 @@ def test_nothing_is_built_for_these_modes_when_nobody_listens(compile_graph: Com
         merges.append(1)
         return append(a, b)
 
-    g: ag.Graph = ag.Graph(merge=by_key({"log": counted}))
-    for name in ("left", "right"):
-        g.add_vertex(name, lambda s, name=name: {**s, "log": [*s["log"], name]})
-        g.add_edge(ag.START, name)
-    g.add_vertex("join", lambda s: s)
-    g.add_edge(["left", "right"], "join")
-    g.add_edge("join", ag.END)
-    app = compile_graph(g)
+    app = compile_graph(fan_in(counted))
     list(app.stream({"log": []}, mode="updates"))
     plain = len(merges)
     merges.clear()

@@ -23,7 +23,7 @@ from actorgraph._engine.context import Context
 from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, VertexError
 from actorgraph._model.records import END, START, Command
 from actorgraph._model.results import RunResult, Snapshot
-from actorgraph.func._task import close_task_graphs
+from actorgraph.func._task import close_task_graphs, quiet_compile
 
 __all__ = ["Entrypoint", "entrypoint"]
 
@@ -49,6 +49,9 @@ class _Call:
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            msg = f"@entrypoint cannot run the generator function {fn.__name__!r}: return a value"
+            raise ConfigError(msg)
         params = inspect.signature(fn).parameters
         self.wants = {name for name in ("previous", "store") if name in params}
         first = next(iter(params.values()), None)
@@ -261,4 +264,4 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         g.add_edge(START, name)
         g.add_edge(name, END)
         options = {k: v for k, v in self.options.items() if v is not None}
-        return Entrypoint(fn, g.compile(self.checkpointer, **options), g)
+        return Entrypoint(fn, quiet_compile(g, self.checkpointer, **options), g)

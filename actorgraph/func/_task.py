@@ -15,6 +15,8 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
+import weakref
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
@@ -27,21 +29,33 @@ from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 from actorgraph._model.results import RunResult
 
-__all__ = ["TaskFunction", "TaskFuture", "close_task_graphs", "task"]
+__all__ = ["TaskFunction", "TaskFuture", "close_task_graphs", "quiet_compile", "task"]
 
 T = TypeVar("T")
 
-_graphs: dict[int, CompiledGraph[Any]] = {}  # id(TaskFunction) -> its compiled one-vertex graph
+_live: weakref.WeakSet[TaskFunction[Any]] = weakref.WeakSet()  # the tasks whose graphs are open
 _graphs_lock = threading.Lock()
 
 
 def close_task_graphs() -> None:
     """Close the graphs tasks run on (they are compiled again when next called)."""
     with _graphs_lock:
-        graphs = list(_graphs.values())
-        _graphs.clear()
+        graphs = [t.drop_graph() for t in list(_live)]
+        _live.clear()
     for graph in graphs:
-        graph.close()
+        if graph is not None:
+            graph.close()
+
+
+def quiet_compile(graph: Graph[Any], checkpointer: Any = None, **options: Any) -> CompiledGraph[Any]:
+    """Compile a task's or an entrypoint's graph without the cache warnings that do not apply to it.
+
+    A task's graph has a `CachePolicy` and no cache (its runs use the entrypoint's);
+    an entrypoint's graph has a cache and no policy (its tasks have them).
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*(no vertex has a CachePolicy|nothing is cached unless)")
+        return graph.compile(checkpointer, **options)
 
 
 class TaskFuture(Generic[T]):
@@ -116,8 +130,12 @@ class TaskFunction(Generic[T]):
         if not callable(fn):
             msg = f"@task decorates a function, got {type(fn).__name__}"
             raise ConfigError(msg)
+        if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+            msg = f"@task cannot make a task of the generator function {_name_of(fn)!r}: return a value"
+            raise ConfigError(msg)
         self.fn = fn
-        self.name = str(name or getattr(fn, "__name__", None) or "task")
+        self.name = str(name or _name_of(fn) or "task")
+        self._graph: CompiledGraph[Any] | None = None
         self.options: dict[str, Any] = {"retry": retry, "timeout": timeout, "cache": cache}
         functools.update_wrapper(self, fn)
 
@@ -148,13 +166,19 @@ class TaskFunction(Generic[T]):
     __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
 
     def graph(self) -> CompiledGraph[Any]:
-        """The one-vertex graph the task's calls run on (compiled once, kept until closed)."""
-        key = id(self)
+        """The graph the calls run on (compiled once; closed with the task or the last entrypoint)."""
         with _graphs_lock:
-            compiled = _graphs.get(key)
+            compiled = self._graph
             if compiled is None or compiled.closed:
-                compiled = _graphs[key] = self._compiled()
+                compiled = self._graph = self._compiled()
+                weakref.finalize(self, compiled.close)  # a task made inside a function goes with it
+                _live.add(self)
             return compiled
+
+    def drop_graph(self) -> CompiledGraph[Any] | None:
+        """Forget the task's graph and return it (to be closed)."""
+        graph, self._graph = self._graph, None
+        return graph
 
     def _compiled(self) -> CompiledGraph[Any]:
         g: Graph[Any] = Graph(name=self.name, returns="state")
@@ -162,7 +186,13 @@ class TaskFunction(Generic[T]):
         g.add_vertex(self.name, _call_of(self.fn), **options)
         g.add_edge(START, self.name)
         g.add_edge(self.name, END)
-        return g.compile()
+        return quiet_compile(g)
+
+
+def _name_of(fn: Any) -> str | None:
+    """A function's name, a `functools.partial`'s included (its function's)."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", None)
+    return str(name) if name else None
 
 
 def _call_of(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:

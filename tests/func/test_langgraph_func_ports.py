@@ -408,13 +408,6 @@ def test_task_before_interrupt_resume(store: Any) -> None:
     assert done.state == {"answers": ["answer1", "answer2"]}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="task graphs are kept by id(TaskFunction) in actorgraph/func/_task.py `_graphs`, never "
-    "dropped while an entrypoint is open: a task defined inside the entrypoint dies after its run, "
-    "a new TaskFunction reuses its id and TaskFunction.graph() hands it the dead task's graph, so "
-    "the call runs the old function (old closure, old name)",
-)
 def test_tasks_defined_inside_the_entrypoint_run_their_own_function() -> None:
     """Ports test_pregel.py::test_task_before_interrupt_resume: tasks defined in the entrypoint, run often.
 
@@ -701,11 +694,6 @@ def test_named_tasks_functional() -> None:
     assert own_updates(items)[0]["workflow"]["output"] == "foo|bar|custom_baz|qux"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an unnamed task of a functools.partial is named 'task', not after the partial's function "
-    "(TaskFunction takes getattr(fn, '__name__'), which a partial lacks)",
-)
 def test_named_tasks_functional_unnamed_partial() -> None:
     """Ports test_pregel.py::test_named_tasks_functional: an unnamed partial is named after its function."""
 
@@ -819,12 +807,6 @@ def test_entrypoint_with_return_and_save(store: Any) -> None:
     assert seen == [None, ["hello"], ["hello", "goodbye"]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="@entrypoint(cache=...) compiles its one-vertex graph with cache= and no CachePolicy on the "
-    "vertex, so every such entrypoint warns GraphValidationWarning 'nothing is cached', though the "
-    "cache is its tasks'",
-)
 def test_entrypoint_cache_for_tasks_does_not_warn() -> None:
     """Ports test_pregel.py::test_multiple_interrupts_functional_cache: `cache=` is for tasks."""
     with warnings.catch_warnings():
@@ -833,11 +815,6 @@ def test_entrypoint_cache_for_tasks_does_not_warn() -> None:
     made.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="@entrypoint accepts a generator function (LangGraph raises at decoration): without a "
-    "checkpointer invoke returns the generator object as the state; with one the run fails to serialize it",
-)
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_entrypoint_from_generator(kind: str) -> None:
     """Ports test_pregel.py::test_entrypoint_from_sync_generator and the async one: a generator is refused."""

@@ -57,6 +57,8 @@ class ChildCall:
         answers: interrupt id -> answer, for the subgraph's pending interrupts.
         memory: the parent's `compile(store=...)` object (the subgraph's `ctx.store`).
         cache: the parent's node cache.
+        owner: for a stateful subgraph's run, the parent's task it serves (see `RunOrder.owner`).
+        refused: why the task may not run its subgraph (a stateful one given two tasks at once).
     """
 
     namespace: str
@@ -70,6 +72,8 @@ class ChildCall:
     answers: Mapping[str, Any] | None = None
     memory: Any = None
     cache: NodeCache | None = None
+    owner: str | None = None
+    refused: Exception | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,12 +142,15 @@ class RunOrder:
             None (continue the thread) or a `Command`.
         fresh: a subgraph's input: the run starts with it when its thread has no
             checkpoint yet, and continues the thread (with `input`) when it has.
+        owner: a stateful subgraph's run: the parent's task it serves. A thread whose
+            line another task began starts a new line with `fresh`, applied to its state.
     """
 
     store: Checkpointer | None
     request: RunRequest
     input: Any
     fresh: Any = UNSET
+    owner: str | None = None
 
 
 @dataclass(slots=True)

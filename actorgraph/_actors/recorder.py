@@ -81,6 +81,7 @@ class Recorder:
         parent: str | None = None,
         source: str = "loop",
         origin: str | None = None,
+        owner: str | None = None,
     ) -> None:
         """Start writing a run whose thread's head is `head`.
 
@@ -96,6 +97,8 @@ class Recorder:
             origin: the checkpoint that began the line of history the run continues;
                 a run from a new input or a fork begins a line of its own (its first
                 checkpoint's id, chosen now so subgraph runs can be named before it is written).
+            owner: in a stateful subgraph's thread, the parent's task whose call the
+                run serves, written into every checkpoint (see `Loaded.owner`).
         """
         self.checkpointer = checkpointer
         self.serializer = checkpointer.serializer
@@ -107,6 +110,7 @@ class Recorder:
         new_line = source in ("input", "fork") or origin is None
         self._first_id = new_checkpoint_id() if new_line else None
         self.origin: str = self._first_id or origin or ""
+        self.owner = owner
         self.stored: set[str] = set(stored)
         # the part ids of each version the run may refer to (None: stored whole, format 1)
         self.layouts: dict[str, tuple[str, ...] | None] = dict(getattr(stored, "parts", {}))
@@ -282,6 +286,8 @@ class Recorder:
             "pauses": encode_interrupts(pauses),
             "origin": self.origin,
         }
+        if self.owner is not None:
+            record["owner"] = self.owner
         data = self.serializer.dumps(record, aad=aad(self.thread_id, checkpoint_id))
         row = CheckpointRow(
             self.thread_id,

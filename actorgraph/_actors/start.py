@@ -48,7 +48,16 @@ def build_run(launch: Launch) -> Run:
     loaded, head = _read(store, thread_id, request)
     ids, checkpoints = lookups(loaded, order.input)
     earlier = _earlier(store, thread_id, ids, checkpoints)
-    plan = plan_run(workers.spec, request, order.input, prefix, loaded, fresh=order.fresh, earlier=earlier)
+    plan = plan_run(
+        workers.spec,
+        request,
+        order.input,
+        prefix,
+        loaded,
+        fresh=order.fresh,
+        earlier=earlier,
+        owner=order.owner,
+    )
     if plan.claims and loaded is not None:
         _claim(store, request, loaded, plan.claims)
     recorder = Recorder(
@@ -60,6 +69,7 @@ def build_run(launch: Launch) -> Run:
         stored=loaded.stored if loaded is not None and plan.continues else (),
         source=plan.source,
         origin=loaded.origin if loaded is not None else None,
+        owner=order.owner if order.owner is not None else (loaded.owner if loaded is not None else None),
     )
     env = _env(
         request,

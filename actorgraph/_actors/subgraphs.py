@@ -37,7 +37,14 @@ from actorgraph._actors.messages import (
 from actorgraph._actors.recorder import Recorder
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
-from actorgraph._engine.subgraphs import child_failed, child_finished, child_input, child_paused, namespace_of
+from actorgraph._engine.subgraphs import (
+    child_failed,
+    child_finished,
+    child_input,
+    child_paused,
+    run_name,
+    stateful_clash,
+)
 from actorgraph._engine.task import Attempt, TaskEnv
 from actorgraph._model.errors import ActorGraphError, RunCancelledError
 from actorgraph._model.records import NS, Command, Task, VertexResult
@@ -104,13 +111,13 @@ class ChildRunner:
             self._next(order.token)
             return
         at = Attempt(order.task, order.attempt, order.env.now(), order.env)
+        assert order.child is not None  # noqa: S101 - a subgraph task's order always says how
         try:
-            given = child_input(self.spec, order.task, order.env)
+            given = child_input(self.spec, order.task, order.env, order.child.refused)
         except Exception as exc:  # noqa: BLE001 - a conflict or a failing input mapper is the task's error
             self._report(order, at.failed(exc, retryable=False))
             self._next(order.token)
             return
-        assert order.child is not None  # noqa: S101 - a subgraph task's order always says how
         launch = child_launch(order.child, given, self.workers)
         launch.coordinator = order.reply_to
         handle = None
@@ -183,6 +190,7 @@ class Parent(Protocol):
     recorder: Recorder | None
     env: TaskEnv
     events: Emitter
+    tasks: dict[str, Task]
 
 
 def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) -> ChildCall | None:
@@ -194,9 +202,10 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
     if child is None:
         return None
     setup, recorder = parent.setup, parent.recorder
-    name = namespace_of(task, recorder.origin if recorder is not None else "")
-    namespace = f"{setup.namespace}{NS}{name}" if setup.namespace else name
     recorded = recorder is not None and setup.thread_id is not None
+    origin = recorder.origin if recorder is not None else ""
+    name, owner = run_name(parent.spec, task, origin, recorded=recorded)
+    namespace = f"{setup.namespace}{NS}{name}" if setup.namespace else name
     return ChildCall(
         namespace=namespace,
         thread_id=f"{setup.thread_id}{NS}{name}" if recorded else None,
@@ -209,6 +218,8 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         answers=answers,
         memory=parent.env.store,
         cache=parent.env.cache,
+        owner=owner,
+        refused=stateful_clash(parent.spec, task, parent.tasks.values()) if owner is not None else None,
     )
 
 
@@ -217,6 +228,8 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
 
     A subgraph's run whose thread has a checkpoint is answered when its parent was
     (`call.answers`), and otherwise continued; it runs on its parent's coordinator.
+    A stateful subgraph's thread is continued only by the task that began its
+    line (`call.owner`); another task's call applies `given` to its state.
     """
     request = RunRequest(
         thread_id=call.thread_id,
@@ -225,14 +238,15 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
         checkpoint_id=None,
         durability=call.durability,
         breakpoints=call.breakpoints,
-        discard_pending=False,
+        discard_pending=call.owner is not None,  # a stateful subgraph's new call ends what another left
         listeners=call.listeners,
         namespace=call.namespace,
         store=call.memory,
         cache=call.cache,
     )
     answered = Command(resume=call.answers) if call.answers else None
-    return Launch(new_run_id(), RunOrder(call.store, request, answered, fresh=given), workers, nested=True)
+    order = RunOrder(call.store, request, answered, fresh=given, owner=call.owner)
+    return Launch(new_run_id(), order, workers, nested=True)
 
 
 def _tell(order: Order, message: object) -> None:

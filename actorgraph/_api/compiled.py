@@ -19,7 +19,7 @@ from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.inputs import input_state
-from actorgraph._model.errors import ActorGraphError, RunTimeoutError
+from actorgraph._model.errors import ActorGraphError, ConfigError, RunTimeoutError
 from actorgraph._model.records import Command
 from actorgraph._model.results import RunResult, Snapshot
 from actorgraph._model.runs import RunRequest
@@ -97,6 +97,13 @@ class CompiledGraph(Generic[S]):
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
+        if self._settings.stateful:
+            msg = (
+                f"graph {self.name!r} was compiled with checkpointer=True, for a stateful subgraph: "
+                "it keeps its state in the checkpointer of the graph it is a vertex of; to run it "
+                "alone, compile it with a checkpointer (or with none)"
+            )
+            raise ConfigError(msg)
         runtime = self._runtime
         order = RunOrder(self._settings.checkpointer, request, _given(input_))  # checked and copied once
         launch = Launch(new_run_id(), order, runtime)
@@ -239,7 +246,7 @@ class CompiledGraph(Generic[S]):
         """
         return self._threads.get_history(thread_id, limit=limit, before=before, namespace=namespace)
 
-    def update_state(
+    def update_state(  # noqa: PLR0913 - LangGraph's update_state, with a subgraph's namespace
         self,
         thread_id: str,
         values: Any,
@@ -247,6 +254,7 @@ class CompiledGraph(Generic[S]):
         as_vertex: str | None = None,
         checkpoint_id: str | None = None,
         replace: bool = False,
+        namespace: str | None = None,
     ) -> str:
         """Change a thread's state with an update, in a new checkpoint; history is kept.
 
@@ -265,6 +273,9 @@ class CompiledGraph(Generic[S]):
                 `START`: the state is a new input; `invoke(None, ...)` runs it.
             checkpoint_id: fork from this older checkpoint instead of the head.
             replace: `values` is the whole new state, not an update.
+            namespace: change a subgraph's run instead (a key of `Snapshot.subgraphs`,
+                nested ones joined by `|`), with its graph's reducers and vertices; the
+                parent's next run continues that run from the new checkpoint.
 
         Returns:
             The new checkpoint's id.
@@ -273,9 +284,16 @@ class CompiledGraph(Generic[S]):
             InvalidUpdateError: the update does not fit the state or its schema,
                 a reducer cannot apply it, or `as_vertex` names no vertex; the
                 thread is left as it was.
+            ThreadNotFoundError: the thread has no subgraph run `namespace` (the
+                message lists the ones it has).
         """
         return self._threads.update_state(
-            thread_id, values, as_vertex=as_vertex, checkpoint_id=checkpoint_id, replace=replace
+            thread_id,
+            values,
+            as_vertex=as_vertex,
+            checkpoint_id=checkpoint_id,
+            replace=replace,
+            namespace=namespace,
         )
 
     def clear_cache(self, vertices: Sequence[str] | None = None) -> None:

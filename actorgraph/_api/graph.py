@@ -39,7 +39,7 @@ class Graph(GraphBuilder[S]):
 
     def compile(  # noqa: PLR0913 - LangGraph's compile options, all keyword-only
         self,
-        checkpointer: Checkpointer | None = None,
+        checkpointer: Checkpointer | bool | None = None,
         *,
         interrupt_before: Sequence[str] | str | None = None,
         interrupt_after: Sequence[str] | str | None = None,
@@ -55,8 +55,9 @@ class Graph(GraphBuilder[S]):
         """Validate the graph and return a `CompiledGraph` that can run it.
 
         Args:
-            checkpointer: where runs are recorded (`MemoryCheckpointer`,
-                `SqliteCheckpointer`, `PostgresCheckpointer`); runs then need a `thread_id`.
+            checkpointer: where runs are recorded (`MemoryCheckpointer`, `SqliteCheckpointer`,
+                `PostgresCheckpointer`; runs then need a `thread_id`); for a graph used as a
+                subgraph, True keeps its state between the parent's runs, None or False does not.
             interrupt_before: pause before these vertices run ("*" for all; default: a graph file's).
             interrupt_after: pause after the supersteps these vertices ran in ("*" for all).
             durability: "sync" (each task's result is stored as it finishes),
@@ -79,17 +80,27 @@ class Graph(GraphBuilder[S]):
         """
         backend = choose_backend(backend, actors)
         spec = build_spec(self)
-        check_child_checkpointers(spec, checkpointer)
         backend.check(spec)
         breakpoints = self._breakpoints(spec, interrupt_before, interrupt_after)
         settings = GraphSettings(
-            spec, checkpointer, breakpoints, check_durability(durability), tuple(listeners), context, backend
+            spec, None, breakpoints, check_durability(durability), tuple(listeners), context, backend
         )
         settings = dataclasses.replace(settings, store=store, cache=check_cache(spec, cache))
-        return CompiledGraph(settings, clock=clock)
+        return CompiledGraph(_persisted(settings, checkpointer), clock=clock)
 
     def _breakpoints(self, spec: GraphSpec, before: Any, after: Any) -> Breakpoints:
         """`compile()`'s breakpoints, checked (default: a graph file's)."""
         before = before if before is not None else list(self.pause_before) or None
         after = after if after is not None else list(self.pause_after) or None
         return resolve_breakpoints(before, after, spec)
+
+
+def _persisted(settings: GraphSettings, checkpointer: Checkpointer | bool | None) -> GraphSettings:
+    """`settings` with `compile(checkpointer=...)`: a store, or True / False for a graph used as a subgraph.
+
+    Raises:
+        GraphValidationError: a subgraph compiled with a checkpointer that is not this one.
+    """
+    saver = None if isinstance(checkpointer, bool) else checkpointer
+    check_child_checkpointers(settings.spec, saver)
+    return dataclasses.replace(settings, checkpointer=saver, stateful=checkpointer is True)

@@ -10,7 +10,7 @@ from typing import Any
 from actorgraph._actors.recorder import Recorder
 from actorgraph._engine.inputs import updated_state
 from actorgraph._engine.lineage import distinct
-from actorgraph._engine.subgraphs import namespace_of
+from actorgraph._engine.subgraphs import run_name, vertex_of
 from actorgraph._engine.superstep import (
     deliver_as,
     initial,
@@ -156,7 +156,7 @@ class History:
             return self.spec, thread_id
         spec: GraphSpec | None = self.spec
         for name in namespace.split(NS):
-            vertex = spec.vertices.get(name.rpartition("@")[0].split(":")[0]) if spec is not None else None
+            vertex = spec.vertices.get(vertex_of(name)) if spec is not None else None
             spec = vertex.child.spec if vertex is not None and vertex.child is not None else None
         thread = f"{thread_id}{NS}{namespace}"
         if spec is None or self._store().get(thread) is None:
@@ -186,12 +186,12 @@ class History:
 
     def _children(self, spec: GraphSpec, thread: str, loaded: Loaded) -> list[tuple[str, GraphSpec]]:
         """The subgraph runs of the superstep after `loaded` that have a checkpoint: (namespace, graph)."""
-        out = []
+        out: list[tuple[str, GraphSpec]] = []
         for task in plan(loaded.position, spec.deferred):
             vertex = spec.vertices.get(task.vertex)
             if vertex is not None and vertex.child is not None:
-                namespace = namespace_of(task, loaded.origin)
-                if self._store().get(f"{thread}{NS}{namespace}") is not None:
+                namespace, _ = run_name(spec, task, loaded.origin, recorded=True)
+                if self._store().get(f"{thread}{NS}{namespace}") is not None and namespace not in dict(out):
                     out.append((namespace, vertex.child.spec))
         return out
 
@@ -237,7 +237,7 @@ class History:
         for vertex, status in latest.items():
             out.setdefault(vertex, status)
         for namespace, child in self._children(spec, thread_id, loaded):
-            vertex = namespace.rpartition("@")[0].split(":")[0]
+            vertex = vertex_of(namespace)
             if f"{vertex}/" not in out:
                 out[f"{vertex}/"] = ""  # the newest run of this subgraph is taken
                 inner = self.statuses(f"{thread_id}{NS}{namespace}", child)
@@ -253,12 +253,12 @@ class History:
                 return
             before = page[-1].checkpoint_id
 
-    def _base(self, pos: Position, replace: bool) -> Any:
+    def _base(self, spec: GraphSpec, pos: Position, replace: bool) -> Any:
         """The state an update applies to (none is needed to replace it)."""
         if replace:
             return None
         try:
-            return state_of(pos, self.spec.merge)
+            return state_of(pos, spec.merge)
         except MergeConflictError as exc:
             msg = (
                 f"the thread's state cannot be computed ({exc}), so an update has nothing to apply to; "
@@ -266,7 +266,7 @@ class History:
             )
             raise InvalidUpdateError(msg) from exc
 
-    def update_state(
+    def update_state(  # noqa: PLR0913 - the thread, the update, and where it applies
         self,
         thread_id: str,
         values: Any,
@@ -274,42 +274,50 @@ class History:
         as_vertex: str | None,
         checkpoint_id: str | None,
         replace: bool,
+        namespace: str | None = None,
     ) -> str:
-        """Write an "update" checkpoint with `values` applied to the thread's state; return its id."""
-        check_thread_id(thread_id)
+        """Write an "update" checkpoint with `values` applied to the thread's state; return its id.
+
+        With `namespace`, the thread of that subgraph's run is updated, with its graph.
+        """
+        spec, thread = self._within(thread_id, namespace)
         store = self._store()
-        loaded = self._load(thread_id, checkpoint_id)
-        head = store.get(thread_id)
-        if as_vertex is not None and as_vertex not in (*self.spec.vertices, START, END):
-            known = ", ".join(self.spec.vertices)
+        loaded = self._load(thread, checkpoint_id)
+        head = store.get(thread)
+        if as_vertex is not None and as_vertex not in (*spec.vertices, START, END):
+            known = ", ".join(spec.vertices)
             msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known}; or START, END)"
             raise InvalidUpdateError(msg)
         pos = loaded.position
-        who = "update_state(...)"
-        state = updated_state(self.spec, self._base(pos, replace), values, who, replace=replace)
+        base = self._base(spec, pos, replace)
+        state = updated_state(spec, base, values, "update_state(...)", replace=replace)
         live = distinct(m.node for m in pos.messages())
         node = Node.child(f"{uuid.uuid4().hex[:12]}/update", state, *live)
         carried = [
             r for r in loaded.pending.values() if r.status != "ok" and as_vertex not in (r.vertex, START, END)
         ]
-        if as_vertex is None:
-            updated = replace_state(pos, node)
-        elif as_vertex == END:  # the thread ends here: nothing pending, nothing in flight
-            updated = Position(pos.step, finished=(Message(END, node, "update_state", step=pos.step),))
-        elif as_vertex == START:  # the values are a new input: the next invoke(None) starts over
-            updated = dataclasses.replace(initial(self.spec, node), step=pos.step)
-        else:
-            updated = deliver_as(self.spec, pos, as_vertex, node)
         recorder = Recorder(
             store,
-            thread_id,
+            thread,
             "sync",
             head=head.checkpoint_id if head is not None else None,
             parent=loaded.row.checkpoint_id,
             stored=loaded.stored,
             source="update",
             origin=loaded.origin,
+            owner=loaded.owner,
         )
-        new_id = recorder.checkpoint(updated)
+        new_id = recorder.checkpoint(_moved(spec, pos, as_vertex, node))
         recorder.carry(carried)
         return new_id
+
+
+def _moved(spec: GraphSpec, pos: Position, as_vertex: str | None, node: Node) -> Position:
+    """The position after an update: `node` replaces the state, or arrives as `as_vertex`'s output."""
+    if as_vertex is None:
+        return replace_state(pos, node)
+    if as_vertex == END:  # the thread ends here: nothing pending, nothing in flight
+        return Position(pos.step, finished=(Message(END, node, "update_state", step=pos.step),))
+    if as_vertex == START:  # the values are a new input: the next invoke(None) starts over
+        return dataclasses.replace(initial(spec, node), step=pos.step)
+    return deliver_as(spec, pos, as_vertex, node)

@@ -87,6 +87,7 @@ class GraphSettings:
     backend: Backend = DEFAULT
     store: Any = None
     cache: NodeCache | None = None
+    stateful: bool = False  # compiled with checkpointer=True: a subgraph that keeps its state
 
 
 def run_request(

@@ -244,7 +244,8 @@ def _child_spec(v: Any, within: tuple[GraphBuilder[Any], ...]) -> ChildSpec:
             raise GraphValidationError(msg)
         return ChildSpec(build_spec(child, within=within), v.input, v.output, None)
     pauses = child._settings.breakpoints  # noqa: SLF001 - a compiled subgraph's own breakpoints
-    return ChildSpec(child.spec, v.input, v.output, child.checkpointer, pauses.before, pauses.after)
+    stateful = child._settings.stateful  # noqa: SLF001 - compiled with checkpointer=True
+    return ChildSpec(child.spec, v.input, v.output, child.checkpointer, pauses.before, pauses.after, stateful)
 
 
 def check_child_checkpointers(spec: GraphSpec, checkpointer: Any, path: str = "") -> None:

@@ -94,6 +94,7 @@ def plan_run(  # noqa: PLR0913 - the graph, the run, and what the store said
     *,
     fresh: Any = UNSET,
     earlier: Mapping[str, Claim] | None = None,
+    owner: str | None = None,
 ) -> RunPlan:
     """The plan of a run on a recorded thread, given its checkpoint (None for a new thread).
 
@@ -106,13 +107,16 @@ def plan_run(  # noqa: PLR0913 - the graph, the run, and what the store said
         fresh: a subgraph's input: the run starts with it when its thread has no
             checkpoint yet, and continues the thread (with `input_`) when it has.
         earlier: the stored answers `lookups` asked for (who answered what `input_` answers).
+        owner: for a stateful subgraph's run, the parent's task it serves: a thread
+            whose line another task began takes `fresh` as a new input (applied to
+            the state it keeps), a line this task began is continued.
 
     Raises:
         ActorGraphError: the input does not fit the thread (no thread to resume, nothing
             to answer, a paused thread given a new input, an answer already given, ...).
     """
-    if fresh is not UNSET and loaded is None:
-        return _started(spec, request, fresh, node_prefix, None)
+    if fresh is not UNSET and (loaded is None or (owner is not None and loaded.owner != owner)):
+        return _started(spec, request, fresh, node_prefix, loaded)
     if isinstance(input_, Command) and not input_.goto:
         return _answered(spec, request, input_, node_prefix, _existing(loaded, request), earlier)
     if input_ is None:

@@ -7,6 +7,7 @@ into records; the actors call them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from actorgraph._engine.boundary import subgraph_input
@@ -23,7 +24,16 @@ from actorgraph._model.errors import (
 from actorgraph._model.records import Command, ErrorInfo, Handoff, Interrupt, Task, VertexResult
 from actorgraph._model.spec import GraphSpec
 
-__all__ = ["child_failed", "child_finished", "child_input", "child_paused", "namespace_of"]
+__all__ = [
+    "child_failed",
+    "child_finished",
+    "child_input",
+    "child_paused",
+    "namespace_of",
+    "run_name",
+    "stateful_clash",
+    "vertex_of",
+]
 
 _NEVER_RETRIED = (MergeConflictError, RoutingError, InvalidUpdateError, RecursionLimitError)
 
@@ -41,14 +51,58 @@ def namespace_of(task: Task, origin: str) -> str:
     return f"{task.id}@{task.step}~{line}"
 
 
-def child_input(spec: GraphSpec, task: Task, env: TaskEnv) -> Any:
+def run_name(spec: GraphSpec, task: Task, origin: str, *, recorded: bool) -> tuple[str, str | None]:
+    """The name of a subgraph task's run, and the owner that run records (a stateful subgraph's).
+
+    A stateful subgraph (`compile(checkpointer=True)`) in a recorded run keeps
+    one run per thread, named by its vertex alone, so each task of the vertex, in
+    every run of the parent, continues it; its owner (the task's own name, from
+    `namespace_of`) tells a new call, which starts a new line from the state kept,
+    from a resumed one. Any other subgraph task's run is named by `namespace_of`.
+    """
+    name = namespace_of(task, origin)
+    child = spec.vertices[task.vertex].child
+    if recorded and child is not None and child.stateful:
+        return task.vertex, name
+    return name, None
+
+
+def vertex_of(name: str) -> str:
+    """The subgraph vertex a run's name belongs to (`research@2~1a2b3c4d`, `work:3@1~...`, `agent`)."""
+    return name.partition("@")[0].split(":")[0]
+
+
+def stateful_clash(spec: GraphSpec, task: Task, tasks: Iterable[Task]) -> RoutingError | None:
+    """The error of a stateful subgraph vertex's task when its superstep has other tasks of it.
+
+    A stateful subgraph keeps one state per thread, so two runs of it at once
+    would both continue it (LangGraph refuses the same: `MULTIPLE_SUBGRAPHS`).
+    """
+    child = spec.vertices[task.vertex].child
+    if child is None or not child.stateful:
+        return None
+    same = sorted(t.id for t in tasks if t.vertex == task.vertex)
+    if len(same) < 2:  # noqa: PLR2004 - the task itself and one more
+        return None
+    return RoutingError(
+        f"stateful subgraph vertex {task.vertex!r} got {len(same)} tasks in superstep {task.step} "
+        f"({', '.join(same)}): a subgraph compiled with checkpointer=True keeps one state per "
+        "thread, so it runs once per superstep; send it one task (all the items in one state), or "
+        "compile the subgraph with checkpointer=None for a fresh run per task"
+    )
+
+
+def child_input(spec: GraphSpec, task: Task, env: TaskEnv, refused: Exception | None = None) -> Any:
     """The subgraph's input: a private copy of the task's input state, through the vertex's `input`.
 
     Without `input`, a subgraph with an input schema sees the keys of that schema only.
 
     Raises:
         MergeConflictError: the task's inputs could not be merged.
+        Exception: `refused`, why the task may not run its subgraph (see `stateful_clash`).
     """
+    if refused is not None:
+        raise refused
     child = spec.vertices[task.vertex].child
     state = copy_state(input_node(spec, task, env.node_id(task)).state)
     if child is None:

@@ -210,6 +210,8 @@ class AlreadyAnsweredError(ResumeError):
 class RoutingError(ActorGraphError):
     """Raised when a router returns an unknown target or a goto leaves the declared destinations.
 
+    Also recorded as the error of the tasks of a stateful subgraph vertex
+    (`compile(checkpointer=True)`) given more than one task in one superstep.
     Routing errors are programming errors and are never retried.
     """
 

@@ -155,6 +155,11 @@ class AtCheckpoint(Protocol):
         ...
 
     @property
+    def owner(self) -> str | None:
+        """The parent's task whose call of a stateful subgraph began this line (None elsewhere)."""
+        ...
+
+    @property
     def superstep(self) -> SuperstepState:
         """The pending results as the next superstep's."""
         ...

@@ -30,6 +30,8 @@ class ChildSpec:
             (it must be the parent's: a subgraph's runs are kept in the parent's threads).
         before: the vertices a compiled subgraph pauses before (its `interrupt_before`).
         after: the vertices a compiled subgraph pauses after (its `interrupt_after`).
+        stateful: the subgraph was compiled with `checkpointer=True`: it keeps one
+            state per thread of its parent, which each of its runs continues.
     """
 
     spec: GraphSpec
@@ -38,6 +40,7 @@ class ChildSpec:
     checkpointer: Any = None
     before: frozenset[str] = frozenset()
     after: frozenset[str] = frozenset()
+    stateful: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,9 @@ class Loaded:
         claims: the answers claimed for pending questions whose tasks have not
             run with them yet (the process that claimed them stopped, or is running
             them now), by interrupt id.
+        owner: in the thread of a stateful subgraph, the parent's task (its
+            per-task name) whose call began this line: a call of another task starts
+            a new line from this state, the same task's continues it.
     """
 
     row: CheckpointRow
@@ -67,6 +70,7 @@ class Loaded:
     stored: Stored
     origin: str
     claims: Mapping[str, Claim] = field(default_factory=dict)
+    owner: str | None = None
 
     @property
     def thread_id(self) -> str:
@@ -133,7 +137,8 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
     with _reading(f"a state of {what}"):
         states, blobs = read_versions(checkpointer, thread_id, whole, what)
     position, pending, pauses = _decoded(record, {t: rec for t, (rec, _) in stored.items()}, states, what)
-    loaded = Loaded(row, position, pending, pauses, blobs, record.get("origin", row.checkpoint_id))
+    origin, owner = record.get("origin", row.checkpoint_id), record.get("owner")
+    loaded = Loaded(row, position, pending, pauses, blobs, origin, owner=owner)
     asked = [i.id for i in loaded.asked]
     with _reading(f"an answer claimed for {what}"):
         rows = checkpointer.get_answers(thread_id, asked) if asked else {}

@@ -127,7 +127,8 @@ _POSITION = _fields(
     }
 )
 _CHECKPOINT = _fields(
-    {"position": _POSITION, "nodes": _NODES}, {"pauses": _list_of(_INTERRUPT), "origin": _STR}
+    {"position": _POSITION, "nodes": _NODES},
+    {"pauses": _list_of(_INTERRUPT), "origin": _STR, "owner": _STR},
 )
 _RESULT = _fields(
     {

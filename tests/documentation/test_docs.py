@@ -59,6 +59,7 @@ RUNS: dict[str, Example] = {
     "retry_flaky_api.py": Example((), "sunny in Lima; runs: {'prepare': 1, 'fetch': 7}"),
     "streaming.py": Example((), "ainvoke: intro / body / end"),
     "subgraphs.py": Example((), "research's own history, newest first: [(2, ()), (1, ('summarize',))"),
+    "stateful_subgraphs.py": Example((), "answered 'and my email?' (note 4)"),
     "supervisor.py": Example((), "turns: researcher -> writer: need more -> researcher -> writer"),
     "superstep_state.py": Example((), "runs: {'news': 1, 'prices': 2, 'weather': 1}"),
     "supersteps.py": Example((), "superstep 2: left, right"),

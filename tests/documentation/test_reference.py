@@ -58,7 +58,7 @@ def test_the_page_reads_as_markdown(path: Path) -> None:
 def test_generated_signatures_keep_the_source_text() -> None:
     index = (REFERENCE / "index.md").read_text()
     assert "def load(" in index
-    assert "checkpointer: Checkpointer | None = None," in index
+    assert "checkpointer: Checkpointer | bool | None = None," in index
     assert 'durability: str = "sync",' in index
     assert "level: int | str = logging.INFO," in (REFERENCE / "logging.md").read_text()
 

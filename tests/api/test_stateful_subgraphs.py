@@ -125,11 +125,10 @@ def test_a_retried_stateful_subgraph_continues_its_own_run_and_takes_its_input_o
         return {"log": ["fetched"]}
 
     inner: ag.Graph = ag.Graph(name="fetcher", merge=by_key({"log": append}), returns="update")
-    inner.add_vertex("note", lambda s: {"log": ["noted"]})
-    inner.add_vertex("fetch", flaky)
-    inner.add_edge(ag.START, "note")
-    inner.add_edge("note", "fetch")
-    inner.add_edge("fetch", ag.END)
+    for name, fn in (("note", lambda s: {"log": ["noted"]}), ("fetch", flaky)):
+        inner.add_vertex(name, fn)
+    for edge in ((ag.START, "note"), ("note", "fetch"), ("fetch", ag.END)):
+        inner.add_edge(*edge)
     app = compile_graph(host(inner.compile(checkpointer=True)), checkpointer=MemoryCheckpointer())
     with pytest.raises(ag.VertexError, match="agent/fetch"):
         app.invoke({"q": "go"}, thread_id="t")

@@ -10,7 +10,7 @@ from typing import Any
 from actorgraph._actors.recorder import Recorder
 from actorgraph._engine.inputs import updated_state
 from actorgraph._engine.lineage import distinct
-from actorgraph._engine.subgraphs import run_name, vertex_of
+from actorgraph._engine.subgraphs import questions_dropped, run_name, vertex_of
 from actorgraph._engine.superstep import (
     deliver_as,
     initial,
@@ -288,6 +288,9 @@ class History:
             known = ", ".join(spec.vertices)
             msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known}; or START, END)"
             raise InvalidUpdateError(msg)
+        dropped = questions_dropped(loaded.pending.values(), as_vertex) if namespace else None
+        if dropped is not None:
+            raise dropped
         pos = loaded.position
         base = self._base(spec, pos, replace)
         state = updated_state(spec, base, values, "update_state(...)", replace=replace)

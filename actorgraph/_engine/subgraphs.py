@@ -21,7 +21,7 @@ from actorgraph._model.errors import (
     RoutingError,
     VertexError,
 )
-from actorgraph._model.records import Command, ErrorInfo, Handoff, Interrupt, Task, VertexResult
+from actorgraph._model.records import END, START, Command, ErrorInfo, Handoff, Interrupt, Task, VertexResult
 from actorgraph._model.spec import GraphSpec
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "child_input",
     "child_paused",
     "namespace_of",
+    "questions_dropped",
     "run_name",
     "stateful_clash",
     "vertex_of",
@@ -90,6 +91,29 @@ def stateful_clash(spec: GraphSpec, task: Task, tasks: Iterable[Task]) -> Routin
         "thread, so it runs once per superstep; send it one task (all the items in one state), or "
         "compile the subgraph with checkpointer=None for a fresh run per task"
     )
+
+
+def questions_dropped(pending: Iterable[VertexResult], as_vertex: str | None) -> InvalidUpdateError | None:
+    """Why a subgraph's run may not be updated as `as_vertex`: it would drop a question its parent waits on.
+
+    The parent's task records the subgraph's questions and runs it again only once
+    they are answered, so an update that drops one (made as the vertex that asked,
+    as START or as END) would leave the parent waiting for nothing.
+    """
+    if as_vertex is None:
+        return None
+    for result in pending:
+        if result.status != "interrupt" or as_vertex not in (result.vertex, START, END):
+            continue
+        for asked in (result.interrupt, *result.nested):
+            if asked is not None and asked.kind == "interrupt":
+                return InvalidUpdateError(
+                    f"update_state(namespace=..., as_vertex={as_vertex!r}) would drop the question that "
+                    f"vertex {asked.vertex!r} of the subgraph's run asks ({asked.value!r}), which its parent "
+                    "waits on; answer it through the parent with Command(resume=...), after an update "
+                    "without as_vertex if the state needs correcting"
+                )
+    return None
 
 
 def child_input(spec: GraphSpec, task: Task, env: TaskEnv, refused: Exception | None = None) -> Any:

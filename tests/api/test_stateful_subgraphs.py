@@ -262,6 +262,18 @@ def test_a_child_stopped_at_a_breakpoint_continues_as_if_a_vertex_had_run(compil
     assert done.state["verdict"] == "by hand" and done.state["published"] == "graphs v1"
 
 
+def test_an_update_that_would_drop_a_question_the_parent_waits_on_is_refused(compile_graph: Compile) -> None:
+    app = compile_graph(pipeline(approval()), checkpointer=MemoryCheckpointer())
+    app.invoke({"topic": "x"}, thread_id="t")
+    (namespace,) = app.get_state("t", subgraphs=True).subgraphs
+    head = app.get_state("t", namespace=namespace).checkpoint_id
+    for as_vertex in ("review", ag.END):
+        with pytest.raises(ag.InvalidUpdateError, match=r"would drop the question that vertex 'review'"):
+            app.update_state("t", {"verdict": "by hand"}, namespace=namespace, as_vertex=as_vertex)
+    assert app.get_state("t", namespace=namespace).checkpoint_id == head  # nothing written
+    assert app.invoke(ag.Command(resume="yes"), thread_id="t").state["published"] == "x v1"
+
+
 def test_a_stateful_subgraphs_state_is_corrected_between_turns(compile_graph: Compile, store: Any) -> None:
     app = compile_graph(host(chat().compile(checkpointer=True)), checkpointer=store)
     app.invoke({"q": "hi"}, thread_id="t")

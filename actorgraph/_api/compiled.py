@@ -296,6 +296,33 @@ class CompiledGraph(Generic[S]):
             namespace=namespace,
         )
 
+    def bulk_update_state(
+        self, thread_id: str, supersteps: Sequence[Sequence[Any]], *, checkpoint_id: str | None = None
+    ) -> list[str]:
+        """Apply several supersteps of updates to a thread in one call, one checkpoint each.
+
+        Each superstep is a list of updates; an update is a mapping (as
+        `update_state(thread_id, values)`) or a `(values, as_vertex)` pair. A
+        superstep of one update is what `update_state` does; a superstep of
+        several stands for several vertices at once, each named once: their
+        writes apply in order through the reducers (a key without a reducer
+        takes one), and each vertex routes the result. A thread may begin so.
+
+        Args:
+            thread_id: the thread.
+            supersteps: `[[update, ...], ...]`.
+            checkpoint_id: fork from this older checkpoint instead of the head.
+
+        Returns:
+            The new checkpoints' ids, oldest first.
+
+        Raises:
+            InvalidUpdateError: a malformed list, or an update that does not fit
+                (naming the superstep and the update). Every superstep is planned
+                before the first is written, so the thread is left as it was.
+        """
+        return self._threads.bulk_update_state(thread_id, supersteps, checkpoint_id=checkpoint_id)
+
     def clear_cache(self, vertices: Sequence[str] | None = None) -> None:
         """Forget the outcomes the node cache keeps for these vertices (None: every vertex, subgraphs' too).
 

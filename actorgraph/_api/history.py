@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-import dataclasses
-import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from actorgraph._actors.recorder import Recorder
-from actorgraph._engine.inputs import updated_state
-from actorgraph._engine.lineage import distinct
+from actorgraph._engine.by_hand import carried_over, check_vertex, moved, plan_supersteps, supersteps_of
 from actorgraph._engine.subgraphs import questions_dropped, run_name, vertex_of
 from actorgraph._engine.superstep import (
-    deliver_as,
-    initial,
     next_vertices,
     plan,
-    replace_state,
     state_of,
     status_of,
 )
 from actorgraph._model.errors import (
     ActorGraphError,
-    InvalidUpdateError,
     MergeConflictError,
     ThreadNotFoundError,
 )
-from actorgraph._model.records import END, NS, START, ErrorInfo, Message, Node, Position
+from actorgraph._model.records import NS, ErrorInfo, Position, VertexResult
 from actorgraph._model.results import Snapshot
 from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._load import Loaded, load, outcomes
@@ -253,19 +246,6 @@ class History:
                 return
             before = page[-1].checkpoint_id
 
-    def _base(self, spec: GraphSpec, pos: Position, replace: bool) -> Any:
-        """The state an update applies to (none is needed to replace it)."""
-        if replace:
-            return None
-        try:
-            return state_of(pos, spec.merge)
-        except MergeConflictError as exc:
-            msg = (
-                f"the thread's state cannot be computed ({exc}), so an update has nothing to apply to; "
-                "give the whole repaired state with update_state(..., replace=True)"
-            )
-            raise InvalidUpdateError(msg) from exc
-
     def update_state(  # noqa: PLR0913 - the thread, the update, and where it applies
         self,
         thread_id: str,
@@ -281,46 +261,45 @@ class History:
         With `namespace`, the thread of that subgraph's run is updated, with its graph.
         """
         spec, thread = self._within(thread_id, namespace)
-        store = self._store()
         loaded = self._load(thread, checkpoint_id)
-        head = store.get(thread)
-        if as_vertex is not None and as_vertex not in (*spec.vertices, START, END):
-            known = ", ".join(spec.vertices)
-            msg = f"update_state(as_vertex={as_vertex!r}): no such vertex (vertices: {known}; or START, END)"
-            raise InvalidUpdateError(msg)
+        check_vertex(spec, as_vertex, "update_state")
         dropped = questions_dropped(loaded.pending.values(), as_vertex) if namespace else None
         if dropped is not None:
             raise dropped
-        pos = loaded.position
-        base = self._base(spec, pos, replace)
-        state = updated_state(spec, base, values, "update_state(...)", replace=replace)
-        live = distinct(m.node for m in pos.messages())
-        node = Node.child(f"{uuid.uuid4().hex[:12]}/update", state, *live)
-        carried = [
-            r for r in loaded.pending.values() if r.status != "ok" and as_vertex not in (r.vertex, START, END)
-        ]
+        updates = [(values, as_vertex)]
+        moved_to = moved(spec, loaded.position, updates, replace=replace)
+        return self._write(
+            thread, loaded, [(moved_to, carried_over(list(loaded.pending.values()), updates))]
+        )[0]
+
+    def bulk_update_state(self, thread_id: str, supersteps: Any, *, checkpoint_id: str | None) -> list[str]:
+        """Write an "update" checkpoint per superstep of updates, all planned before the first is written."""
+        check_thread_id(thread_id)
+        planned = supersteps_of(supersteps, self.spec)
+        loaded = self._load(thread_id, checkpoint_id) if checkpoint_id else load(self._store(), thread_id)
+        pos, pending = (loaded.position, list(loaded.pending.values())) if loaded else (Position(0), [])
+        return self._write(thread_id, loaded, plan_supersteps(self.spec, pos, pending, planned))
+
+    def _write(
+        self, thread_id: str, loaded: Loaded | None, steps: Sequence[tuple[Position, Sequence[VertexResult]]]
+    ) -> list[str]:
+        """Write the planned positions as "update" checkpoints after `loaded` (None: a new thread)."""
+        store = self._store()
+        head = store.get(thread_id)
         recorder = Recorder(
             store,
-            thread,
+            thread_id,
             "sync",
             head=head.checkpoint_id if head is not None else None,
-            parent=loaded.row.checkpoint_id,
-            stored=loaded.stored,
+            parent=loaded.row.checkpoint_id if loaded else None,
+            stored=loaded.stored if loaded else (),
             source="update",
-            origin=loaded.origin,
-            owner=loaded.owner,
+            origin=loaded.origin if loaded else None,
+            owner=loaded.owner if loaded else None,
         )
-        new_id = recorder.checkpoint(_moved(spec, pos, as_vertex, node))
-        recorder.carry(carried)
-        return new_id
-
-
-def _moved(spec: GraphSpec, pos: Position, as_vertex: str | None, node: Node) -> Position:
-    """The position after an update: `node` replaces the state, or arrives as `as_vertex`'s output."""
-    if as_vertex is None:
-        return replace_state(pos, node)
-    if as_vertex == END:  # the thread ends here: nothing pending, nothing in flight
-        return Position(pos.step, finished=(Message(END, node, "update_state", step=pos.step),))
-    if as_vertex == START:  # the values are a new input: the next invoke(None) starts over
-        return dataclasses.replace(initial(spec, node), step=pos.step)
-    return deliver_as(spec, pos, as_vertex, node)
+        ids = []
+        for position, carried in steps:
+            recorder.source = "update"
+            ids.append(recorder.checkpoint(position))
+            recorder.carry(carried)
+        return ids

@@ -31,6 +31,7 @@ __all__ = [
     "Position",
     "commit",
     "current_state",
+    "deliver_all",
     "deliver_as",
     "final_state",
     "held",
@@ -220,10 +221,27 @@ def deliver_as(spec: GraphSpec, pos: Position, vertex: str, node: Node) -> Posit
     Raises:
         RoutingError: a router of `vertex` named an unknown target.
     """
-    outbox = route(spec, vertex, node, step=pos.step, task_id=vertex, node_id=node.id)
+    return deliver_all(spec, pos, [(vertex, node)])
+
+
+def deliver_all(spec: GraphSpec, pos: Position, produced: Sequence[tuple[str, Node]]) -> Position:
+    """`pos` as if each vertex had just produced its node, in one superstep (`bulk_update_state`).
+
+    Messages waiting for any of the vertices are consumed; their outboxes are
+    delivered together, so one vertex's message to another is not consumed.
+
+    Raises:
+        RoutingError: a router of one of the vertices named an unknown target.
+    """
+    vertices = {vertex for vertex, _ in produced}
+    outbox = [
+        message
+        for vertex, node in produced
+        for message in route(spec, vertex, node, step=pos.step, task_id=vertex, node_id=node.id)
+    ]
     kept = Position(
         pos.step,
-        tuple(m for m in pos.inbox if m.target != vertex),
+        tuple(m for m in pos.inbox if m.target not in vertices),
         pos.joins,
         pos.finished,
         pos.values,

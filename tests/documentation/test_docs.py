@@ -57,6 +57,7 @@ RUNS: dict[str, Example] = {
     "ray_backend.py": Example((), "the driver among them: False"),
     "ray_cluster.py": Example((), "local Ray: done, 2 vertices ran on Ray nodes"),
     "retry_flaky_api.py": Example((), "sunny in Lima; runs: {'prepare': 1, 'fetch': 7}"),
+    "schemas_and_updates.py": Example((), "then: {'answer': '2 note(s) on tides'}"),
     "streaming.py": Example((), "ainvoke: intro / body / end"),
     "subgraphs.py": Example((), "research's own history, newest first: [(2, ()), (1, ('summarize',))"),
     "stateful_subgraphs.py": Example((), "answered 'and my email?' (note 4)"),

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lines import in_a_line
+
 import actorgraph as ag
 
 State = dict[str, Any]
@@ -36,14 +38,7 @@ def runs(name: str) -> int:
 
 
 def _line(name: str, *vertices: tuple[str, Any]) -> ag.Graph[State]:
-    graph: ag.Graph[State] = ag.Graph(name=name)
-    previous = ag.START
-    for vertex, fn in vertices:
-        graph.add_vertex(vertex, fn)
-        graph.add_edge(previous, vertex)
-        previous = vertex
-    graph.add_edge(previous, ag.END)
-    return graph
+    return in_a_line(*vertices, name=name)
 
 
 def write(state: State) -> State:

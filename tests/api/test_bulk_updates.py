@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
+from lines import in_a_line
 
 import actorgraph as ag
 from actorgraph.merge import append
@@ -24,13 +25,8 @@ class State(TypedDict):
 
 
 def chain() -> ag.Graph:
-    g: ag.Graph = ag.Graph(state=State, returns="update")
-    g.add_vertex("a", lambda s: {"log": ["a"], "foo": "a"})
-    g.add_vertex("b", lambda s: {"log": ["b"], "baz": "b"})
-    g.add_edge(ag.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", ag.END)
-    return g
+    a = ("a", lambda s: {"log": ["a"], "foo": "a"})
+    return in_a_line(a, ("b", lambda s: {"log": ["b"], "baz": "b"}), state=State, returns="update")
 
 
 def test_each_superstep_is_one_checkpoint_in_order(compile_graph, store) -> None:
@@ -116,11 +112,7 @@ def test_an_update_as_end_ends_the_thread_and_drops_its_questions(compile_graph,
     def ask(state: State) -> dict[str, Any]:
         return {"log": [ag.interrupt("go?")]}
 
-    g: ag.Graph = ag.Graph(state=State, returns="update")
-    g.add_vertex("ask", ask)
-    g.add_edge(ag.START, "ask")
-    g.add_edge("ask", ag.END)
-    app = compile_graph(g, checkpointer=store)
+    app = compile_graph(in_a_line(("ask", ask), state=State, returns="update"), checkpointer=store)
     assert app.invoke({"log": []}, thread_id="t").status == "interrupted"
     app.bulk_update_state("t", [[{"log": ["answered by hand"]}], [(None, ag.END)]])
     snap = app.get_state("t")

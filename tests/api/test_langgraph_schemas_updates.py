@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
+from lines import in_a_line
 from pydantic import BaseModel
 
 import actorgraph as ag
@@ -37,14 +38,8 @@ def test_node_schemas_custom_output(compile_graph) -> None:
     class Output(TypedDict):
         messages: list[Any]
 
-    g: ag.Graph = ag.Graph(state=State, output=Output, returns="update")
-    g.add_vertex("a", lambda s: None)
-    g.add_vertex("b", lambda s: {"hello": "again"})
-    g.add_vertex("c", lambda s: None)
-    g.add_edge(ag.START, "a")
-    g.add_edge("a", "b")
-    g.add_edge("b", "c")
-    g.add_edge("c", ag.END)
+    vertices = [("a", lambda s: None), ("b", lambda s: {"hello": "again"}), ("c", lambda s: None)]
+    g = in_a_line(*vertices, state=State, output=Output, returns="update")
     app = compile_graph(g)
     result = app.invoke({"hello": "there", "bye": "world", "messages": "hello"})
     assert list(result.state) == ["messages"]
@@ -129,12 +124,8 @@ def test_multiple_writes_same_channel_from_same_node(compile_graph, store) -> No
     class State(TypedDict):
         foo: Annotated[str, lambda a, b: ", ".join(x for x in (a, b) if x)]
 
-    g: ag.Graph = ag.Graph(state=State, returns="update")
-    g.add_vertex("one", lambda s: ag.Command(update=[("foo", "one.0"), ("foo", "one.1")]))
-    g.add_vertex("two", lambda s: {"foo": "two"})
-    g.add_edge(ag.START, "one")
-    g.add_edge("one", "two")
-    g.add_edge("two", ag.END)
+    one = ("one", lambda s: ag.Command(update=[("foo", "one.0"), ("foo", "one.1")]))
+    g = in_a_line(one, ("two", lambda s: {"foo": "two"}), state=State, returns="update")
     app = compile_graph(g, checkpointer=store)
     updates = list(app.stream({"foo": "input"}, thread_id="1", mode="updates"))
     assert [next(iter(u.values())) for u in updates] == [
@@ -160,12 +151,8 @@ def test_bulk_state_updates(compile_graph, store) -> None:
     since the first update gives one. Malformed calls are `InvalidUpdateError`s
     (LangGraph raises `ValueError` for empty lists); we have no `__copy__`.
     """
-    g: ag.Graph = ag.Graph(state=FooBaz, returns="update")
-    g.add_vertex("node_a", lambda s: {"foo": "bar"})
-    g.add_vertex("node_b", lambda s: {"baz": "qux"})
-    g.add_edge(ag.START, "node_a")
-    g.add_edge("node_a", "node_b")
-    g.add_edge("node_b", ag.END)
+    writes = {"node_a": {"foo": "bar"}, "node_b": {"baz": "qux"}}
+    g = in_a_line(*[(name, lambda s, w=w: w) for name, w in writes.items()], state=FooBaz, returns="update")
     app = compile_graph(g, checkpointer=store)
     app.bulk_update_state("1", [[({"foo": "bar"}, "node_a")]])
     app.bulk_update_state("1", [[({"foo": "updated"}, "node_a"), ({"baz": "new"}, "node_b")]])
@@ -198,12 +185,7 @@ def test_update_as_input(compile_graph, store) -> None:
     class Foo(TypedDict):
         foo: str
 
-    g: ag.Graph = ag.Graph(state=Foo, returns="update")
-    g.add_vertex("agent", lambda s: {"foo": "agent"})
-    g.add_vertex("tool", lambda s: {"foo": "tool"})
-    g.add_edge(ag.START, "agent")
-    g.add_edge("agent", "tool")
-    g.add_edge("tool", ag.END)
+    g = in_a_line(*[(n, lambda s, n=n: {"foo": n}) for n in ("agent", "tool")], state=Foo, returns="update")
     app = compile_graph(g, checkpointer=store)
     assert app.invoke({"foo": "input"}, thread_id="1").state == {"foo": "tool"}
     assert app.invoke({"foo": "input"}, thread_id="1").state == {"foo": "tool"}

@@ -12,6 +12,7 @@ import operator
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from lines import in_a_line
 from shared import SharedList
 
 import actorgraph as ag
@@ -25,11 +26,7 @@ class Log(TypedDict):
 
 
 def one_vertex(fn: Any, **graph: Any) -> ag.Graph:
-    g: ag.Graph = ag.Graph(**graph)
-    g.add_vertex("x", fn)
-    g.add_edge(ag.START, "x")
-    g.add_edge("x", ag.END)
-    return g
+    return in_a_line(("x", fn), **graph)
 
 
 START_LOG: Log = {"log": ["in"], "n": 1, "last": "-"}

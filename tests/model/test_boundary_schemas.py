@@ -12,6 +12,7 @@ import dataclasses
 from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
+from lines import in_a_line
 from pydantic import BaseModel
 from shared import SharedList
 
@@ -42,13 +43,9 @@ def reply(state: State) -> dict[str, Any]:
 
 
 def qa_graph(thinker: Any = think, **schemas: Any) -> ag.Graph:
-    g: ag.Graph = ag.Graph(state=State, returns="update", name="qa", **schemas)
-    g.add_vertex("think", thinker)
-    g.add_vertex("reply", reply)
-    g.add_edge(ag.START, "think")
-    g.add_edge("think", "reply")
-    g.add_edge("reply", ag.END)
-    return g
+    return in_a_line(
+        ("think", thinker), ("reply", reply), state=State, returns="update", name="qa", **schemas
+    )
 
 
 def test_the_result_holds_the_output_keys_and_the_thread_the_whole_state(compile_graph, store) -> None:

@@ -23,6 +23,10 @@ from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.messages import MessagesState
 from actorgraph.prebuilt import ToolNode, create_react_agent
 
+pytestmark = pytest.mark.threads_only(
+    "the langchain fake models keep their script in this process's memory (a lock cannot be pickled)"
+)
+
 Compile = Any
 
 

@@ -29,6 +29,10 @@ from actorgraph.prebuilt import (
 )
 from actorgraph.store import MemoryStore
 
+pytestmark = pytest.mark.threads_only(
+    "the fake models and counting tools keep their script and counts in this process's memory"
+)
+
 Compile = Any
 
 

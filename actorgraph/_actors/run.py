@@ -27,7 +27,7 @@ from actorgraph._actors.handle import raised_for, settle
 from actorgraph._actors.messages import Done, Launch, Order, TimedOut, Workers
 from actorgraph._actors.reports import CheckpointReporter, schedule
 from actorgraph._actors.setup import RunSetup
-from actorgraph._actors.subgraphs import child_call
+from actorgraph._actors.subgraphs import child_call, nest_for
 from actorgraph._engine.boundary import output_of
 from actorgraph._engine.breakpoints import paused_before, pauses_after
 from actorgraph._engine.recorded import Keep, Rerun, again
@@ -91,9 +91,9 @@ class Run:
         self.recorder = setup.recorder
         self.events = Emitter(self.id, self.thread_id, setup.listeners)
         self.reporter = CheckpointReporter.of(self.events, self.spec, setup.recorder)  # None unless wanted
-        self.env = setup.env
-        if self.events.wants(TaskStarted) or self.events.wants(Custom) or self.events.wants(MessageChunk):
-            self.env = dataclasses.replace(setup.env, listen=self.events.emit, emit=self.events.custom)
+        heard = self.events.wants(TaskStarted) or self.events.wants(Custom) or self.events.wants(MessageChunk)
+        listening: dict[str, Any] = {"listen": self.events.emit, "emit": self.events.custom} if heard else {}
+        self.env = dataclasses.replace(setup.env, nest=nest_for(self, launch.cancel), **listening)
         self.launch = launch
         self.cancel_event = launch.cancel  # read on every dispatch and settle
         self.coordinator: pykka.ActorRef[Any] | None = None

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import pykka
 
+from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.emitter import Emitter
 from actorgraph._actors.messages import (
     CancelRun,
@@ -37,6 +38,7 @@ from actorgraph._actors.messages import (
 from actorgraph._actors.recorder import Recorder
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
+from actorgraph._engine.nesting import Nest
 from actorgraph._engine.subgraphs import (
     child_failed,
     child_finished,
@@ -51,7 +53,7 @@ from actorgraph._model.records import NS, Command, Task, VertexResult
 from actorgraph._model.runs import RunRequest
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["ChildRunner", "Parent", "child_call", "child_launch"]
+__all__ = ["ChildRunner", "Parent", "child_call", "child_launch", "nest_for"]
 
 
 @dataclass(slots=True)
@@ -220,6 +222,25 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         cache=parent.env.cache,
         owner=owner,
         refused=stateful_clash(parent.spec, task, parent.tasks.values()) if owner is not None else None,
+    )
+
+
+def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
+    """What a run offers the graphs its vertices invoke: they nest in its thread (`_engine/nesting.py`)."""
+    recorder, setup = parent.recorder, parent.setup
+    env = setup.env  # the run's own, before its listeners are added
+    return Nest(
+        checkpointer=recorder.checkpointer if recorder is not None else None,
+        durability=recorder.durability if recorder is not None else "sync",
+        thread_id=setup.thread_id,
+        namespace=setup.namespace,
+        origin=recorder.origin if recorder is not None else "",
+        listeners=parent.events.nested,
+        context=env.context,
+        recursion_limit=setup.recursion_limit,
+        cancelled=cancel.on_set,
+        store=env.store,
+        cache=env.cache,
     )
 
 

@@ -14,6 +14,7 @@ from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.messages import Launch, RunOrder, new_run_id
 from actorgraph._actors.runtime import Runtime
 from actorgraph._api.history import History
+from actorgraph._api.nesting import Nested, nested_order, paused_by
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
 from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
@@ -77,11 +78,14 @@ class CompiledGraph(Generic[S]):
             SerializationError: a state could not be stored (naming the vertex and the key).
             CheckpointError: the checkpointer failed, or another run advanced the thread.
         """
-        handle = self.start(input, **run)
+        handle, nested = self._start(input, run_request(self._settings, run))
         try:
-            return handle.result(timeout)
+            result = handle.result(timeout)
         except RunTimeoutError:
             raise handle.give_up(timeout) from None
+        if nested is not None and result.status == "interrupted":
+            raise paused_by(nested, result)  # the invoking task pauses with the questions
+        return result
 
     def start(self, input: Any, **run: Unpack[RunKeywords]) -> RunHandle[S]:  # noqa: A002 - LangGraph's name for it
         """Start a run and return its handle at once (it never waits for the checkpointer).
@@ -91,21 +95,24 @@ class CompiledGraph(Generic[S]):
         what depends on the thread's checkpoint (nothing to resume, a paused
         thread given new input) is raised by `handle.result()`.
         """
-        return self._start(input, run_request(self._settings, run))
+        return self._start(input, run_request(self._settings, run))[0]
 
-    def _start(self, input_: Any, request: RunRequest) -> RunHandle[S]:
+    def _start(self, input_: Any, request: RunRequest, label: str = "") -> tuple[RunHandle[S], Nested | None]:
+        """Start a run; inside a running vertex, one nested in its task (see `_api/nesting.py`)."""
         if self._runtime.closed:
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
-        if self._settings.stateful:
+        runtime = self._runtime
+        given = _given(input_)  # checked and copied once
+        nested = nested_order(self._settings, given, request, label=label)
+        if self._settings.stateful and nested is None:
             msg = (
                 f"graph {self.name!r} was compiled with checkpointer=True, for a stateful subgraph: "
                 "it keeps its state in the checkpointer of the graph it is a vertex of; to run it "
                 "alone, compile it with a checkpointer (or with none)"
             )
             raise ConfigError(msg)
-        runtime = self._runtime
-        order = RunOrder(self._settings.checkpointer, request, _given(input_))  # checked and copied once
+        order = nested.order if nested is not None else RunOrder(self._settings.checkpointer, request, given)
         launch = Launch(new_run_id(), order, runtime)
         handle: RunHandle[S] = RunHandle(
             launch.run_id,
@@ -116,7 +123,11 @@ class CompiledGraph(Generic[S]):
             launch.started,
         )
         runtime.start(launch)
-        return handle
+        if nested is not None:  # cancelling the invoking run cancels this one
+            forget = nested.frame.nest.cancelled(lambda: runtime.cancel(launch, wait=False))
+            launch.future.add_done_callback(lambda _: forget())
+            nested.frame.started.append(handle)
+        return handle, nested
 
     def stream(
         self,
@@ -152,7 +163,7 @@ class CompiledGraph(Generic[S]):
         """
         settings = self._settings
         return stream_items(
-            lambda sink: self._start(input, run_request(settings, run, sink=sink)),
+            lambda sink: self._start(input, run_request(settings, run, sink=sink))[0],
             mode,
             subgraphs=subgraphs,
         )
@@ -183,7 +194,7 @@ class CompiledGraph(Generic[S]):
         """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
 
         def start(sink: Listener) -> RunHandle[S]:
-            return self._start(input, run_request(self._settings, run, sink=sink))
+            return self._start(input, run_request(self._settings, run, sink=sink))[0]
 
         async for item in astream_items(start, mode, subgraphs=subgraphs):
             yield item

@@ -64,13 +64,17 @@ def nested_order(
     if frame is None or request.thread_id is not None or input_ is None or isinstance(input_, Command):
         return None
     nest = frame.nest
-    if settings.checkpointer is not None and settings.checkpointer is not nest.checkpointer:
+    own = settings.checkpointer
+    if own is not None and not settings.stateful and own is not nest.checkpointer:
         return None  # a graph with a store of its own keeps its runs there
-    name = f"{namespace_of(frame.task, nest.origin)}#{frame.next_call()}"
+    call = f"{namespace_of(frame.task, nest.origin)}#{frame.next_call()}"
+    # a stateful graph (compile(checkpointer=True)) keeps one run per vertex and graph, across the
+    # run's supersteps and the thread's runs; each call continues it, the call's own line owned by it
+    name = f"{frame.task.vertex}~{settings.spec.name}" if settings.stateful else call
     namespace = f"{nest.namespace}{NS}{name}" if nest.namespace else name
     recorded = nest.checkpointer is not None and nest.thread_id is not None
     thread_id = f"{nest.thread_id}{NS}{name}" if recorded else None
-    if thread_id is not None:
+    if thread_id is not None and not settings.stateful:
         _check_same_call(nest.checkpointer, thread_id, label or settings.spec.name, input_, frame)
     nested_request = dataclasses.replace(
         request,
@@ -81,10 +85,13 @@ def nested_order(
         context=request.context if request.context is not None else nest.context,
         store=request.store if request.store is not None else nest.store,
         cache=request.cache if request.cache is not None else nest.cache,
+        discard_pending=request.discard_pending or settings.stateful,
     )
     answers = frame.task.answers
     answered = Command(resume=dict(answers)) if answers else None
-    return Nested(RunOrder(nest.checkpointer, nested_request, answered, fresh=input_), frame, namespace)
+    owner = call if settings.stateful else None
+    order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner)
+    return Nested(order, frame, namespace)
 
 
 def _check_same_call(checkpointer: Any, thread_id: str, label: str, input_: Any, frame: NestFrame) -> None:

@@ -17,6 +17,7 @@ store, and start the run from the plan. Nothing here reads or writes a store.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,6 +118,8 @@ def plan_run(  # noqa: PLR0913 - the graph, the run, and what the store said
     """
     if fresh is not UNSET and (loaded is None or (owner is not None and loaded.owner != owner)):
         return _started(spec, request, fresh, node_prefix, loaded)
+    if request.namespace and loaded is not None:
+        input_ = _own_answers(input_, loaded)
     if isinstance(input_, Command) and not input_.goto:
         return _answered(spec, request, input_, node_prefix, _existing(loaded, request), earlier)
     if input_ is None:
@@ -143,6 +146,22 @@ def lookups(loaded: AtCheckpoint | None, input_: Any) -> tuple[list[str], list[s
         return [], []
     before = [loaded.parent_id] if loaded.parent_id is not None and loaded.source == "loop" else []
     return [], [loaded.checkpoint_id, *before]
+
+
+def _own_answers(input_: Any, loaded: AtCheckpoint) -> Any:
+    """A nested run's part of its parent's answers: those to its own questions (None: no answer).
+
+    A task's answers go to every run it nests (the graphs its function invoked);
+    its parent checked and claimed them all, so each run takes its own and
+    continues without an answer when none is its own.
+    """
+    if not isinstance(input_, Command) or not isinstance(input_.resume, Mapping):
+        return input_
+    asked = {i.id for i in loaded.asked} | set(loaded.claims)
+    own = {k: v for k, v in input_.resume.items() if k in asked}
+    if len(own) == len(input_.resume):
+        return input_
+    return dataclasses.replace(input_, resume=own) if own else None
 
 
 def _existing(loaded: AtCheckpoint | None, request: RunRequest) -> AtCheckpoint:

@@ -150,6 +150,7 @@ _RESULT = _fields(
         "handler": _BOOL,
         "nested": _list_of(_INTERRUPT),
         "handoff": _row(_any, _list_of(_STR)),
+        "answers": _DICT,
     },
 )
 _WRITE = _fields({"result": _RESULT, "nodes": _NODES})

@@ -155,3 +155,32 @@ def test_without_a_checkpointer_an_invocation_nests_for_its_events_only(compile_
     g.add_edge("outer", ag.END)
     items = list(compile_graph(g).stream({"n": 2}, mode="updates", subgraphs=True))
     assert [update for _, update in items] == [{"double": {"n": 4}}, {"outer": {"n": 4}}]
+
+
+def test_a_stateful_graph_invoked_in_a_vertex_keeps_its_state_across_the_threads_runs(
+    compile_graph: Compile,
+) -> None:
+    from actorgraph.merge import append, by_key
+
+    def note(state: dict[str, Any]) -> dict[str, Any]:
+        return {"notes": [state["say"]]}
+
+    memory_graph = ag.Graph(merge=by_key({"notes": append}), name="memory", returns="update")
+    memory_graph.add_vertex("note", note)
+    memory_graph.add_edge(ag.START, "note")
+    memory_graph.add_edge("note", ag.END)
+    memory = compile_graph(memory_graph, checkpointer=True)
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        return {**state, "seen": memory.invoke({"say": state["say"]}).state["notes"]}
+
+    g = ag.Graph()
+    g.add_vertex("chat", chat)
+    g.add_edge(ag.START, "chat")
+    g.add_edge("chat", ag.END)
+    app = compile_graph(g, checkpointer=MemoryCheckpointer())
+    assert app.invoke({"say": "hi"}, thread_id="m").state["seen"] == ["hi"]
+    assert app.invoke({"say": "again"}, thread_id="m").state["seen"] == ["hi", "again"]
+    assert app.invoke({"say": "other"}, thread_id="n").state["seen"] == ["other"]
+    with pytest.raises(ag.ConfigError, match="checkpointer=True"):
+        memory.invoke({"say": "alone"})

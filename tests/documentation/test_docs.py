@@ -42,6 +42,8 @@ class Example(NamedTuple):
 # Examples that tests/documentation/test_examples.py does not run; `{tmp}` is a fresh directory.
 RUNS: dict[str, Example] = {
     "agent.py": Example((), "Lima: sunny after 3 attempts"),
+    "functional.py": Example((), "calls after the answer: {'outline': 1, 'section': 3}"),
+    "nested_invoke.py": Example((), "done: published=True, runs: {'draft': 1, 'review': 2}"),
     "approval.py": Example(("--db", "{tmp}/a.db", "ask", "release notes"), '"status": "published"', "y\n"),
     "approval_inbox.py": Example((), "inbox empty; every expense settled"),
     "cache_and_defer.py": Example((), "the model was called 2 times"),

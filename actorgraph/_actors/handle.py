@@ -160,6 +160,11 @@ class RunHandle(Generic[S]):
         """The underlying future (for `asyncio.wrap_future` and callbacks)."""
         return self._future
 
+    @property
+    def stopped(self) -> concurrent.futures.Future[None]:
+        """Set once the run's coordinator has let go of it (its last checkpoint written)."""
+        return self._stopped
+
     def __repr__(self) -> str:
         state = "done" if self.done() else "running"
         return f"RunHandle(run_id={self.run_id!r}, thread_id={self.thread_id!r}, {state})"

@@ -13,6 +13,7 @@ facade (`_api/nesting.py`) launches the nested runs.
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -84,6 +85,25 @@ class NestFrame:
             number = self.calls
             self.calls += 1
             return number
+
+    def settle(self) -> None:
+        """Wait until every run the attempt started has stopped (done, paused, failed or cancelled).
+
+        A vertex may return, fail or pause while a graph it invoked still runs (a
+        `@task` future it never read): that run's checkpoints are the attempt's,
+        so the attempt is not reported until they are all written; else the next
+        attempt would race them for the nested thread's head.
+        """
+        if self.started:
+            concurrent.futures.wait([h.stopped for h in self.started])
+
+    async def settled(self) -> None:
+        """`settle` for an async attempt: awaits the runs, holding no thread."""
+        if not self.started:
+            return
+        import asyncio  # noqa: PLC0415 - only async vertices that invoke graphs get here
+
+        await asyncio.gather(*(asyncio.wrap_future(h.stopped) for h in list(self.started)), return_exceptions=True)
 
     def pause(self, interrupts: tuple[Interrupt, ...]) -> NestedPause:
         """The signal that pauses the task: the invoked runs' questions, named by path (`vertex/inner`)."""

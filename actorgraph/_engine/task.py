@@ -185,14 +185,17 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     if reused is not None:
         return reused
     vertex = spec.vertices[task.vertex]
-    frame = current_nest.set(NestFrame(env.nest, task)) if env.nest is not None else None
+    frame = NestFrame(env.nest, task) if env.nest is not None else None
+    token = current_nest.set(frame) if frame is not None else None
     try:
         called = call_vertex(
             vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
         )
     finally:
+        if token is not None:
+            current_nest.reset(token)
         if frame is not None:
-            current_nest.reset(frame)
+            frame.settle()
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 
@@ -211,9 +214,14 @@ async def run_attempt_async(
     if reused is not None:
         return reused
     vertex = spec.vertices[task.vertex]
-    if env.nest is not None:  # the coroutine runs in this task's own copy of the context
-        current_nest.set(NestFrame(env.nest, task))
-    called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
+    frame = NestFrame(env.nest, task) if env.nest is not None else None
+    if frame is not None:  # the coroutine runs in this task's own copy of the context
+        current_nest.set(frame)
+    try:
+        called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
+    finally:
+        if frame is not None:
+            await frame.settled()
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 

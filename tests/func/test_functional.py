@@ -208,3 +208,30 @@ def test_tasks_and_entrypoints_are_vertices_of_graphs_and_tasks_call_graphs() ->
         g.add_edge("enrich", ag.END)
         with enrich, g.compile(MemoryCheckpointer()) as app:
             assert app.invoke({"n": 8}, thread_id="v").state == {"n": 50}
+
+
+def test_a_pause_waits_for_the_tasks_still_running_so_the_resume_finds_their_results() -> None:
+    """A task still running when its entrypoint pauses is saved before the pause is reported.
+
+    Found by CI: the resume raced the first call's nested run for its thread's
+    head (a `CheckpointError`), and could have run the task a second time.
+    """
+    gate = threading.Event()
+
+    @task
+    def slow(x: int) -> int:
+        runs["slow"] += 1
+        gate.wait(0.3)
+        return x + 1
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def flow(n: int) -> int:
+        pending = slow(n)
+        answer = ag.interrupt("go on?")
+        return pending.result() + answer
+
+    with flow:
+        paused = flow.invoke(1, thread_id="t")
+        assert paused.status == "interrupted"
+        assert flow.invoke(ag.Command(resume=10), thread_id="t").state == 12
+    assert runs["slow"] == 1

@@ -1,0 +1,358 @@
+"""The queue of submitted runs, in the checkpointer's own SQL database, and the workers that take them.
+
+A submitted run is one row of `actorgraph_queue`, keyed by its thread: a
+thread has at most one run queued or running, so two workers never run one
+thread at once. A worker takes a row in one transaction (PostgreSQL:
+`SELECT ... FOR UPDATE SKIP LOCKED`, so workers on other machines pass each
+other's rows by; SQLite: `BEGIN IMMEDIATE`, the file's write lock) and holds a
+lease on it (`lease_until`, wall-clock seconds), renewed by its heartbeat. A
+row whose lease ran out (its worker died) is taken again by the next worker
+that looks, which resumes the thread from its checkpoint. The guard against a
+double commit is not the lease but the thread's head: moving it is a
+compare-and-set, so a worker that lost its lease and still runs cannot commit
+a superstep its successor committed.
+
+Workers register in `actorgraph_workers` with a heartbeat, so front ends know
+whether anyone will take a queued resume (`live_workers`).
+"""
+
+# ruff: noqa: S608, SLF001 - statements are fixed text with placeholders; the queue runs in its store's transactions
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from actorgraph._model.errors import CheckpointError, ConfigError
+from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._store import check_stored_thread_id, now
+
+__all__ = ["QUEUE_STATES", "QueuedRow", "RunQueue", "WorkerRow", "run_queue", "worker_name"]
+
+QUEUE_STATES = ("queued", "running", "done", "failed")
+"""A queue row's states: waiting for a worker, held by one, stopped (done or paused), failed."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS actorgraph_queue (
+    thread_id {key} PRIMARY KEY, state {text} NOT NULL, payload {blob} NOT NULL, base_head {key},
+    worker {text}, lease_until {real}, attempts {int} NOT NULL, submitted_at {real} NOT NULL,
+    updated_at {real} NOT NULL, error {text}
+);
+CREATE INDEX IF NOT EXISTS actorgraph_queue_by_state ON actorgraph_queue (state, submitted_at);
+CREATE TABLE IF NOT EXISTS actorgraph_workers (
+    worker {key} PRIMARY KEY, started_at {real} NOT NULL, seen_at {real} NOT NULL, lease {real} NOT NULL
+)
+"""
+
+_COLUMNS = (
+    "thread_id, state, payload, base_head, worker, lease_until, attempts, submitted_at, updated_at, error"
+)
+_ERROR_TEXT = 2000  # characters of a failed run's error kept in its row
+_LONGEST_LEASE = 86400.0  # a day
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRow:
+    """One submitted run as the queue holds it.
+
+    Attributes:
+        thread_id: the run's thread.
+        state: "queued", "running", "done" or "failed".
+        payload: the encoded submission (opaque to the queue).
+        base_head: the thread's head when it was submitted (None: a new thread).
+        worker: the worker holding it (running), or the last one that did.
+        lease_until: wall-clock seconds until which the worker's lease holds.
+        attempts: how many times a worker took it.
+        submitted_at: wall-clock seconds of the submission.
+        updated_at: wall-clock seconds of its last change.
+        error: why it failed (state "failed").
+    """
+
+    thread_id: str
+    state: str
+    payload: bytes
+    base_head: str | None
+    worker: str | None
+    lease_until: float | None
+    attempts: int
+    submitted_at: float
+    updated_at: float
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerRow:
+    """A registered worker: its name, when it started, its last heartbeat, its lease in seconds."""
+
+    worker: str
+    started_at: float
+    seen_at: float
+    lease: float
+
+
+def worker_name() -> str:
+    """`host:pid`, the default name of a worker process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _row(values: Sequence[Any]) -> QueuedRow:
+    """A stored row, checked: a damaged one is a `CheckpointError` naming it, never a crash later."""
+    try:
+        thread_id, state, payload, base, worker, lease, attempts, submitted, updated, error = values
+        if state not in QUEUE_STATES or not isinstance(thread_id, str):
+            raise ValueError(f"state {state!r}")  # noqa: TRY301 - one message for every damage
+        return QueuedRow(
+            thread_id, state, bytes(payload), base, worker,
+            None if lease is None else float(lease), int(attempts), float(submitted), float(updated), error,
+        )  # fmt: skip
+    except (TypeError, ValueError) as exc:
+        shown = repr(values[0])[:80] if values else "?"
+        msg = (
+            f"the queue row of thread {shown} is damaged ({exc}); delete it from actorgraph_queue "
+            "and submit the run again"
+        )
+        raise CheckpointError(msg) from exc
+
+
+class RunQueue:
+    """The run queue and the worker registry of one SQL checkpointer (SQLite or PostgreSQL)."""
+
+    def __init__(self, store: Any) -> None:
+        """Use `store`'s database (tables are created on first use). Prefer `run_queue(store)`."""
+        self._store = store
+        dialect = store.dialect
+        self._m = dialect.mark
+        self._postgres = dialect.name == "PostgreSQL"
+        self._ddl = [
+            s for s in _SCHEMA.format(key=dialect.key, text=dialect.text, real=dialect.real,
+                                      int=dialect.int, blob=dialect.blob).split(";") if s.strip()
+        ]  # fmt: skip
+        self._ready = False
+
+    def _write(self, op: str, work: Any) -> Any:
+        if not self._ready:
+            self._store._write("creating the run queue", self._create)
+            self._ready = True
+        return self._store._write(op, work)
+
+    def _create(self, conn: Any) -> None:
+        lock = self._store.dialect.lock_schema
+        if lock:
+            conn.execute(lock)
+        for statement in self._ddl:
+            conn.execute(statement)
+
+    def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
+        if not self._ready and not self._store.readonly:
+            self._write("creating the run queue", lambda _conn: None)
+        if not self._has_tables():
+            return []
+        return list(self._store._read(op, sql, args))
+
+    def _has_tables(self) -> bool:
+        if self._ready:
+            return True
+        found = self._store._query(
+            "reading the run queue", lambda c: self._store._has_table(c, "actorgraph_queue")
+        )
+        self._ready = bool(found)
+        return self._ready
+
+    # -- submitting ----------------------------------------------------------------------------
+
+    def enqueue(self, thread_id: str, payload: bytes, *, base_head: str | None) -> None:
+        """Queue a run of `thread_id`; its thread's listed status becomes "queued".
+
+        Raises:
+            CheckpointError: the thread has a run queued or running already (it is
+                not queued twice), or the database failed.
+        """
+        check_stored_thread_id(thread_id)
+        m, stamp = self._m, now()
+
+        def work(conn: Any) -> None:
+            found = conn.execute(
+                f"SELECT state, worker FROM actorgraph_queue WHERE thread_id = {m}{self._lock()}",
+                (thread_id,),
+            ).fetchone()
+            if found is not None and found[0] in ("queued", "running"):
+                held = f" by worker {found[1]}" if found[0] == "running" else ""
+                msg = (
+                    f"thread {thread_id!r} has a run {found[0]}{held} already; wait for it to stop "
+                    "(handle.wait()) before submitting another"
+                )
+                raise CheckpointError(msg)
+            conn.execute(f"DELETE FROM actorgraph_queue WHERE thread_id = {m}", (thread_id,))
+            conn.execute(
+                f"INSERT INTO actorgraph_queue ({_COLUMNS})"
+                f" VALUES ({m}, 'queued', {m}, {m}, NULL, NULL, 0, {m}, {m}, NULL)",
+                (thread_id, payload, base_head, stamp, stamp),
+            )
+            conn.execute(
+                f"UPDATE actorgraph_threads SET status = 'queued', updated_at = {m} WHERE thread_id = {m}",
+                (stamp, thread_id),
+            )
+
+        self._write(f"queueing a run of thread {thread_id!r}", work)
+
+    def _lock(self) -> str:
+        return " FOR UPDATE" if self._postgres else ""
+
+    # -- working -------------------------------------------------------------------------------
+
+    def claim(self, worker: str, lease: float) -> QueuedRow | None:
+        """Take the oldest queued run, or one whose worker's lease ran out; None when there is none."""
+        m, stamp = self._m, now()
+        skip = " FOR UPDATE SKIP LOCKED" if self._postgres else ""
+        pick = (
+            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state = 'queued'"
+            f" OR (state = 'running' AND lease_until < {m}) ORDER BY submitted_at, thread_id LIMIT 1{skip}"
+        )
+
+        def work(conn: Any) -> QueuedRow | None:
+            found = conn.execute(pick, (stamp,)).fetchone()
+            if found is None:
+                return None
+            row = _row(found)
+            conn.execute(
+                f"UPDATE actorgraph_queue SET state = 'running', worker = {m}, lease_until = {m},"
+                f" attempts = attempts + 1, updated_at = {m} WHERE thread_id = {m}",
+                (worker, stamp + lease, stamp, row.thread_id),
+            )
+            conn.execute(
+                f"UPDATE actorgraph_threads SET status = 'running', updated_at = {m}"
+                f" WHERE thread_id = {m} AND status = 'queued'",
+                (stamp, row.thread_id),
+            )
+            return QueuedRow(
+                row.thread_id, "running", row.payload, row.base_head, worker, stamp + lease,
+                row.attempts + 1, row.submitted_at, stamp, None,
+            )  # fmt: skip
+
+        result: QueuedRow | None = self._write("taking a queued run", work)
+        return result
+
+    def heartbeat(self, worker: str, lease: float, thread_ids: Sequence[str]) -> set[str]:
+        """Record that `worker` lives and renew its leases; return the threads whose lease it lost."""
+        m, stamp = self._m, now()
+
+        def work(conn: Any) -> set[str]:
+            conn.execute(
+                f"INSERT INTO actorgraph_workers VALUES ({m}, {m}, {m}, {m})"
+                " ON CONFLICT (worker) DO UPDATE SET seen_at = excluded.seen_at, lease = excluded.lease",
+                (worker, stamp, stamp, lease),
+            )
+            lost: set[str] = set()
+            for thread_id in thread_ids:
+                renewed = conn.execute(
+                    f"UPDATE actorgraph_queue SET lease_until = {m} WHERE thread_id = {m}"
+                    f" AND worker = {m} AND state = 'running'",
+                    (stamp + lease, thread_id, worker),
+                )
+                if renewed.rowcount != 1:
+                    lost.add(thread_id)
+            return lost
+
+        result: set[str] = self._write(f"renewing the leases of worker {worker}", work)
+        return result
+
+    def finish(self, thread_id: str, worker: str, *, state: str, error: str | None = None) -> bool:
+        """Mark the run stopped ("done"), "failed" or "queued" again (let go); False if the lease was lost."""
+        if state not in ("done", "failed", "queued"):
+            raise ConfigError(f"a run finishes as 'done', 'failed' or 'queued', not {state!r}")
+        m, stamp = self._m, now()
+        text = None if error is None else error[:_ERROR_TEXT]
+
+        def work(conn: Any) -> bool:
+            changed = conn.execute(
+                f"UPDATE actorgraph_queue SET state = {m}, error = {m}, lease_until = NULL, updated_at = {m}"
+                f" WHERE thread_id = {m} AND worker = {m} AND state = 'running'",
+                (state, text, stamp, thread_id, worker),
+            )
+            return bool(changed.rowcount == 1)
+
+        result: bool = self._write(f"finishing the queued run of thread {thread_id!r}", work)
+        return result
+
+    def leave(self, worker: str) -> None:
+        """Remove `worker` from the registry (it stops)."""
+        self._write(
+            f"removing worker {worker}",
+            lambda conn: conn.execute(f"DELETE FROM actorgraph_workers WHERE worker = {self._m}", (worker,)),
+        )
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def get(self, thread_id: str) -> QueuedRow | None:
+        """The queue row of `thread_id`, or None."""
+        sql = f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE thread_id = {self._m}"
+        found = self._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
+        return _row(found[0]) if found else None
+
+    def rows(self, *, states: Sequence[str] = ("queued", "running"), limit: int = 1000) -> list[QueuedRow]:
+        """Queue rows in these states, oldest submission first (at most `limit`); damaged rows are skipped."""
+        marks = ", ".join([self._m] * len(states))
+        sql = (
+            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state IN ({marks})"
+            f" ORDER BY submitted_at, thread_id LIMIT {self._m}"
+        )
+        rows = []
+        for values in self._read("listing queued runs", sql, (*states, limit)):
+            try:
+                rows.append(_row(values))
+            except CheckpointError:
+                continue
+        return rows
+
+    def live_workers(self, *, grace: float = 5.0) -> list[WorkerRow]:
+        """The workers whose last heartbeat is younger than their lease plus `grace` seconds."""
+        m = self._m
+        sql = (
+            "SELECT worker, started_at, seen_at, lease FROM actorgraph_workers"
+            f" WHERE seen_at + lease + {m} >= {m}"
+        )
+        found = self._read("listing workers", sql, (grace, now()))
+        return [WorkerRow(str(w), float(s), float(seen), float(lease)) for w, s, seen, lease in found]
+
+
+def run_queue(checkpointer: Checkpointer) -> RunQueue:
+    """The run queue of a SQL checkpointer (`SqliteCheckpointer` or `PostgresCheckpointer`).
+
+    Raises:
+        ConfigError: the checkpointer keeps no SQL database (a `MemoryCheckpointer`
+            lives in one process, so no worker could take its runs).
+    """
+    dialect = getattr(checkpointer, "dialect", None)
+    if dialect is None or not hasattr(checkpointer, "_write"):
+        kind = type(checkpointer).__name__
+        msg = (
+            f"queued runs need a SqliteCheckpointer (workers on one machine) or a PostgresCheckpointer "
+            f"(workers anywhere); {kind} keeps no database workers can share"
+        )
+        raise ConfigError(msg)
+    queue = getattr(checkpointer, "_run_queue", None)
+    if not isinstance(queue, RunQueue):
+        queue = RunQueue(checkpointer)
+        checkpointer._run_queue = queue  # type: ignore[attr-defined]
+    return queue
+
+
+def check_lease(lease: object) -> float:
+    """A lease in seconds, checked: a finite number from 1 to a day.
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if (
+        isinstance(lease, bool)
+        or not isinstance(lease, int | float)
+        or not math.isfinite(lease)
+        or not 1 <= lease <= _LONGEST_LEASE
+    ):
+        msg = f"lease={lease!r}: give the lease in seconds, a number from 1 to 86400 (default 30)"
+        raise ConfigError(msg)
+    return float(lease)

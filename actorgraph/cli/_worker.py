@@ -1,0 +1,115 @@
+"""`worker`: run the queued runs of TARGET until stopped (SIGTERM, Ctrl-C)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import click
+
+import actorgraph.worker
+from actorgraph.checkpoint._queue import check_lease, run_queue, worker_name
+from actorgraph.cli._codes import DONE, FAILED
+from actorgraph.cli._console import print_json, stderr, stdout
+from actorgraph.cli._exits import CommandError, guarded
+from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
+from actorgraph.cli._outcome import Next, tell_done
+from actorgraph.cli._target import find
+
+__all__ = ["queued_answer", "worker"]
+
+
+@command(
+    "worker",
+    examples=[
+        "actorgraph worker myapp.flows:graph --dsn postgresql://app@db/runs --concurrency 8",
+        "actorgraph worker flow.yaml --db runs.db            # workers on one machine",
+        "actorgraph worker flows.py:graph --dsn $DSN --lease 60",
+    ],
+)
+@click.argument("target")
+@click.option(
+    "--concurrency", type=click.IntRange(1, 1024), default=4, show_default=True, help="Runs at once."
+)
+@click.option(
+    "--lease",
+    type=float,
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a run stays this worker's without a heartbeat: another worker takes it over this "
+    "long after this one died.",
+)
+@click.option("--name", metavar="NAME", help="The worker's name in `threads` (default host:pid).")
+@store_options
+@output_options
+@guarded
+def worker(  # noqa: PLR0913 - click passes every option as a keyword
+    *, target: str, concurrency: int, lease: float, name: str | None, store: StoreChoice, out: Output
+) -> int:
+    """Run the runs queued for TARGET (app.submit, or an answer while workers run), until stopped.
+
+    Start several, on any machines sharing one PostgreSQL database (--dsn), or on
+    one machine sharing a SQLite file (--db). Each holds a lease on its runs and
+    renews it; when a worker dies, another resumes its runs from their checkpoints.
+    SIGTERM or Ctrl-C stops it cleanly: its runs are queued again for the others.
+    """
+    try:
+        check_lease(lease)
+    except actorgraph.ConfigError as exc:
+        raise CommandError(f"--lease {lease}: {exc}") from None
+    named = name or worker_name()
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    logging.getLogger("actorgraph.worker").setLevel(logging.WARNING if out.json else logging.INFO)
+    graph = find(target)
+    stderr.print(f"worker {named} takes the queued runs of {target}", highlight=False, markup=False)
+    dsn, db = (store.dsn, None) if store.dsn else (None, store.db)
+    if isinstance(graph, actorgraph.CompiledGraph) and not store.given:
+        dsn, db = None, None  # its own checkpointer
+    finished = actorgraph.worker.run(
+        graph,
+        dsn=dsn,
+        db=db,
+        concurrency=concurrency,
+        lease=lease,
+        name=named,
+    )
+    stderr.print(f"worker {named} stopped after finishing {finished} runs", highlight=False, markup=False)
+    return DONE
+
+
+def queued_answer(  # noqa: PLR0913 - the graph, the thread, the answer, and how to report
+    app: actorgraph.CompiledGraph[Any],
+    then: Next,
+    resume: dict[str, Any],
+    *,
+    answered_by: str | None,
+    wait: bool,
+    out: Output,
+) -> int | None:
+    """While workers run: claim the answer here, queue its resume for them; None when no worker lives.
+
+    Raises:
+        AlreadyAnsweredError: another answer was claimed first (exit 4).
+    """
+    assert app.checkpointer is not None  # noqa: S101 - opened() gives only graphs with a store
+    try:
+        live = run_queue(app.checkpointer).live_workers()
+    except actorgraph.ActorGraphError:  # a store without a queue, or read-only: answer as before
+        return None
+    if not live:
+        return None
+    handle = app.submit(actorgraph.Command(resume=resume), thread_id=then.thread, answered_by=answered_by)
+    if not out.json:
+        shown = f"answer claimed; its resume is queued for the workers ({len(live)} running)"
+        stdout.print(shown if wait else f"{shown}; --wait waits for the run to stop", highlight=False)
+    if not wait:
+        if out.json:
+            print_json({"thread_id": then.thread, "queued": True, "workers": [w.worker for w in live]})
+        return DONE
+    if handle.wait() == "failed":
+        row = run_queue(app.checkpointer).get(then.thread)
+        why = row.error if row is not None and row.error else "see actorgraph show"
+        stderr.print(f"the run failed in a worker: {why}", highlight=False, markup=False)
+        return FAILED
+    return tell_done(app.get_state(then.thread), then, out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from actorgraph._actors.live import note_claimed
 from actorgraph._actors.messages import Launch
 from actorgraph._actors.recorder import Recorder, encode_new_states
 from actorgraph._actors.run import Run
@@ -89,6 +90,7 @@ def _env(request: RunRequest, prefix: str, **recorded: Any) -> TaskEnv:
         nested=bool(request.namespace),
         store=request.store,
         cache=request.cache,
+        live=request.live if "line" in recorded else None,  # an unrecorded question is never answered
         **recorded,
     )
 
@@ -145,6 +147,7 @@ def _claim(
         raise AlreadyAnsweredError(
             thread_id, first.interrupt_id, first.vertex, first.answered_by, first.answered_at
         )
+    note_claimed([row.interrupt_id for row in rows])  # claimed here: a vertex waiting for them may go on
 
 
 def _setup(launch: Launch, plan: RunPlan, env: TaskEnv, recorder: Recorder | None) -> RunSetup:

@@ -129,6 +129,7 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
     failure: ErrorInfo | None,
     run_async: Callable[[Awaitable[Any]], Any],
     line: str | None = None,
+    live: Callable[[Interrupt, TaskScope], Any] | None = None,
 ) -> Called:
     """Call `code`'s function (or its `on_error` handler for `failure`) on `state`.
 
@@ -140,11 +141,13 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         failure: when given, call the `on_error` handler for it instead.
         run_async: runs an async function's coroutine to its end.
         line: the line of the thread's history the run continues (names its questions).
+        live: how `interrupt()` waits for its answer in this thread (`_engine/live.py`), or None.
 
     Returns:
         What happened; no exception raised by the vertex leaves this function.
     """
     scope = _scope(ctx, resumes, line)
+    scope.live = live
     token = current_scope.set(scope)
     try:
         returned = _call(code, state, ctx, failure)

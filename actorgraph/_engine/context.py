@@ -76,6 +76,13 @@ class Context(Generic[C]):
         self._message_id: str | None = None
         self.store = store
 
+    def rebind(self, *, attempt: int, emit: Callable[[Any], None] | None, context: Any, store: Any) -> None:
+        """Carry on as another attempt of the task (a live vertex taken over by its resumed run)."""
+        self.attempt = attempt
+        self._emit = emit
+        self.context = context
+        self.store = store
+
     def emit(self, payload: Any) -> None:
         """Send a custom event to the run's listeners and `stream(mode="custom")`."""
         if self._emit is not None:
@@ -162,7 +169,7 @@ class NestedPause(BaseException):
 class TaskScope:
     """Per-task bookkeeping for `interrupt()` (one per attempt)."""
 
-    __slots__ = ("count", "line", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
+    __slots__ = ("count", "line", "live", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
 
     def __init__(  # noqa: PLR0913 - where the task is, and what it was answered
         self,
@@ -173,6 +180,7 @@ class TaskScope:
         task_id: str,
         vertex: str,
         resumes: tuple[Any, ...],
+        live: Callable[[Interrupt, TaskScope], Any] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.line = line
@@ -182,6 +190,7 @@ class TaskScope:
         self.resumes = resumes
         self.count = 0
         self.pending: Interrupt | None = None
+        self.live = live  # waits in the actor for the answer (`_engine/live.py`), or None
 
 
 current_scope: ContextVar[TaskScope | None] = ContextVar("actorgraph_task", default=None)
@@ -223,9 +232,12 @@ def interrupt(value: Any) -> Any:
 
     Call it inside a vertex. The first time, the task ends as `interrupt` and the
     run pauses (`invoke` returns `status == "interrupted"`). When the run is
-    resumed with `Command(resume=answer)`, the task runs again from its recorded
-    inputs and this call returns `answer`. A task that calls `interrupt` several
-    times gets its answers in order.
+    resumed with `Command(resume=answer)`, this call returns `answer`: on the live
+    path (`compile(live_interrupts=...)`: answered in time, in the process that
+    runs the vertex) the waiting vertex goes on from this line; else the task
+    runs again from its recorded inputs and this call returns `answer` the
+    second time through. A task that calls `interrupt` several times gets its
+    answers in order.
 
     Args:
         value: what to show the person (any serializable value).
@@ -257,5 +269,7 @@ def interrupt(value: Any) -> Any:
         value,
         scope.task_id,
     )
+    if scope.live is not None:  # wait here for the answer; its own InterruptSignal if none comes
+        return scope.live(pending, scope)
     scope.pending = pending
     raise InterruptSignal(pending)

@@ -103,7 +103,9 @@ class NestFrame:
             return
         import asyncio  # noqa: PLC0415 - only async vertices that invoke graphs get here
 
-        await asyncio.gather(*(asyncio.wrap_future(h.stopped) for h in list(self.started)), return_exceptions=True)
+        await asyncio.gather(
+            *(asyncio.wrap_future(h.stopped) for h in list(self.started)), return_exceptions=True
+        )
 
     def pause(self, interrupts: tuple[Interrupt, ...]) -> NestedPause:
         """The signal that pauses the task: the invoked runs' questions, named by path (`vertex/inner`)."""

@@ -21,6 +21,7 @@ from actorgraph._engine.call import Call, Called, call_vertex, call_vertex_async
 from actorgraph._engine.context import Context, current_nest
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.lineage import distinct, merge_located
+from actorgraph._engine.live import Continuation, Turn
 from actorgraph._engine.nesting import Nest, NestFrame
 from actorgraph._engine.returned import interpret
 from actorgraph._engine.routing import route
@@ -74,6 +75,8 @@ class TaskEnv:
         store: the graph's `compile(store=...)` object, given to vertices as `ctx.store`.
         cache: the graph's node cache (`compile(cache=...)`), or None.
         nest: what the run offers the graphs its vertices invoke (`Nest`), or None.
+        live: seconds a vertex that asks a question waits in its actor for the
+            answer (`_actors/live.py`), or None.
     """
 
     node_prefix: str
@@ -88,6 +91,7 @@ class TaskEnv:
     store: Any = None
     cache: NodeCache | None = None
     nest: Nest | None = None
+    live: float | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -160,6 +164,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     *,
     failure: ErrorInfo | None = None,
     run_async: Callable[[Awaitable[Any]], Any] = _run_coroutine,
+    turn: Turn | None = None,
 ) -> VertexResult:
     """Run one attempt of `task` in this thread and describe its outcome.
 
@@ -173,6 +178,8 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         env: the run's surroundings.
         failure: when given, run the vertex's `on_error` handler for this error instead.
         run_async: runs an async vertex's coroutine (vertex actors pass their event loop's).
+        turn: how the vertex waits in its actor for its answers (`_engine/live.py`), or None
+            (`interrupt()` then ends the task).
 
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
@@ -187,15 +194,25 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     vertex = spec.vertices[task.vertex]
     frame = NestFrame(env.nest, task) if env.nest is not None else None
     token = current_nest.set(frame) if frame is not None else None
+    going = Continuation(turn, spec, prepared, ctx, frame=frame, prepare=prepare) if turn else None
     try:
         called = call_vertex(
-            vertex, state, ctx, resumes=task.resumes, failure=failure, run_async=run_async, line=env.line
+            vertex,
+            state,
+            ctx,
+            resumes=task.resumes,
+            failure=failure,
+            run_async=run_async,
+            line=env.line,
+            live=going.ask if going is not None else None,
         )
     finally:
         if token is not None:
             current_nest.reset(token)
         if frame is not None:
             frame.settle()
+    if going is not None and going.asked:  # the outcome is the resumed run's attempt's, and never cached
+        prepared, lookup = going.prepared, None
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))
 
 
@@ -218,7 +235,9 @@ async def run_attempt_async(
     if frame is not None:  # the coroutine runs in this task's own copy of the context
         current_nest.set(frame)
     try:
-        called = await call_vertex_async(vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line)
+        called = await call_vertex_async(
+            vertex, state, ctx, resumes=task.resumes, failure=failure, line=env.line
+        )
     finally:
         if frame is not None:
             await frame.settled()

@@ -71,6 +71,8 @@ class RunRequest:
         namespace: a subgraph's run's namespace ("" for a top-level run).
         store: the `compile(store=...)` object vertices read as `ctx.store`, or None.
         cache: the `compile(cache=...)` node cache, or None.
+        live: seconds a vertex that asked a question waits in its actor for the
+            answer (`compile(live_interrupts=...)`), or None (the live path is off).
     """
 
     thread_id: str | None
@@ -85,6 +87,7 @@ class RunRequest:
     namespace: str = ""
     store: Any = None
     cache: NodeCache | None = None
+    live: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,154 @@
+"""Live interrupts on vertex actors: a vertex waits in its actor for its answer, then goes on.
+
+When a vertex calls `interrupt()` on the live path (`_engine/live.py`), its
+actor (a `Turn`) leaves the vertex's pool (it no longer counts toward the
+vertex's `concurrency`), takes a *seat* named by the question's id, reports
+the task's `interrupt` outcome to the run (which pauses as it always did), and
+waits for up to `compile(live_interrupts=...)`.
+
+A resumed run's order for that task comes to the same pool. If a seat waits
+for the question that order answers, and the answer was claimed in this
+process (`note_claimed`, called once the claim is stored: exactly once,
+durable), the order is handed to the seat instead of an actor (`adopt`): the
+vertex goes on from the line that asked, as that order's attempt, and reports
+to that run. Anything else (no seat, an answer claimed elsewhere, the wait
+over, the graph closed) leaves the order to run the vertex again: the
+fallback path. A seat that is released unwinds its vertex and reports
+nothing more.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from actorgraph._engine.context import interrupt_id
+from actorgraph._engine.live import Resumed
+from actorgraph._model.records import Interrupt, Task, VertexResult
+from actorgraph.events import TaskStarted
+
+if TYPE_CHECKING:
+    from actorgraph._actors.messages import Order
+
+__all__ = ["LiveTurn", "adopt", "eligible", "note_claimed", "release_all", "waiting"]
+
+_LOCK = threading.Lock()
+_SEATS: dict[str, _Seat] = {}  # question id -> the vertex waiting for its answer, in this process
+
+
+class _Seat:
+    """A vertex waiting for the answer to one question."""
+
+    __slots__ = ("adopter", "claimed", "event", "inputs", "owner", "state")
+
+    def __init__(self, owner: object, task: Task) -> None:
+        self.owner = owner  # the vertex pool whose actor waits
+        self.inputs = _inputs(task)  # the versions its vertex was given
+        self.event = threading.Event()
+        self.state = "waiting"  # -> "taken" (an order took it over) or "released"
+        self.claimed = False  # its answer was claimed in this process
+        self.adopter: Order | None = None
+
+
+def eligible(order: Order) -> bool:
+    """Whether `order`'s vertex may wait in its actor for its answers."""
+    return order.env.live is not None and order.failure is None and order.child is None
+
+
+def note_claimed(ids: list[str]) -> None:
+    """Answers to these questions were claimed (stored) by this process: their seats may be taken."""
+    with _LOCK:
+        for question in ids:
+            seat = _SEATS.get(question)
+            if seat is not None:
+                seat.claimed = True
+
+
+def adopt(owner: object, order: Order) -> bool:
+    """Hand `order` to the vertex waiting for the answer it carries, if one waits in `owner`.
+
+    Returns:
+        True when a waiting vertex took the order over (no actor runs it).
+    """
+    task, env = order.task, order.env
+    if not task.resumes or not eligible(order):
+        return False
+    question = interrupt_id(env.thread_id, env.line, task.step, task.id, len(task.resumes) - 1)
+    with _LOCK:
+        seat = _SEATS.get(question)
+        if seat is None or seat.owner is not owner or not seat.claimed or seat.state != "waiting":
+            return False
+        if seat.inputs != _inputs(task):  # its state was changed meanwhile: the vertex runs again on it
+            return False
+        del _SEATS[question]
+        seat.state, seat.adopter = "taken", order
+    seat.event.set()
+    return True
+
+
+def _inputs(task: Task) -> tuple[str, ...]:
+    """The versions a task is given, by lineage id."""
+    return tuple(message.node.id for message in task.inputs)
+
+
+def release_all(owner: object) -> None:
+    """Free every vertex waiting in `owner` (its graph is closing): each unwinds at once."""
+    with _LOCK:
+        seats = [(q, s) for q, s in _SEATS.items() if s.owner is owner]
+        for question, seat in seats:
+            del _SEATS[question]
+            seat.state = "released"
+    for _, seat in seats:
+        seat.event.set()
+
+
+def waiting() -> int:
+    """How many vertices of this process wait for an answer."""
+    with _LOCK:
+        return len(_SEATS)
+
+
+class LiveTurn:
+    """One attempt's actor, waiting for its vertex's answers (`_engine/live.Turn`).
+
+    Attributes:
+        order: the order the attempt's outcome goes to (the resumed run's, once taken over).
+        released: the wait ended without an order: nothing more is reported.
+    """
+
+    __slots__ = ("_actor", "order", "released")
+
+    def __init__(self, actor: Any, order: Order) -> None:
+        """A turn of `actor` (a `_VertexWork`) running `order`."""
+        self._actor = actor
+        self.order = order
+        self.released = False
+
+    def wait(self, pending: Interrupt, paused: VertexResult) -> Resumed | None:
+        """Leave the pool, take a seat, report `paused`, and wait for an order that takes it over."""
+        from actorgraph._actors.pool import done_of, report  # noqa: PLC0415 - pool imports this module
+
+        actor, order = self._actor, self.order
+        pool = actor.pool
+        seat = _Seat(pool, order.task)
+        with _LOCK:
+            _SEATS[pending.id] = seat  # before the report: an answer may come right after it
+        pool.leave(order, actor)
+        report(order, done_of(order, paused))
+        seat.event.wait(order.env.live)
+        with _LOCK:
+            if seat.state == "waiting":
+                seat.state = "released"
+                if _SEATS.get(pending.id) is seat:
+                    del _SEATS[pending.id]
+        if seat.state != "taken" or seat.adopter is None:
+            self.released = True
+            return None
+        taken = self.order = seat.adopter
+        pool.rejoin(taken, actor)
+        task = taken.task
+        if taken.env.listen is not None:
+            taken.env.listen(
+                TaskStarted(taken.run_id, taken.env.thread_id, task.step, task.id, task.vertex, taken.attempt)
+            )
+        return Resumed(task.resumes[-1], task, taken.attempt, taken.env)

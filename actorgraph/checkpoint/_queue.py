@@ -101,21 +101,22 @@ def worker_name() -> str:
 
 def _row(values: Sequence[Any]) -> QueuedRow:
     """A stored row, checked: a damaged one is a `CheckpointError` naming it, never a crash later."""
+    shown = repr(values[0])[:80] if values else "?"
+    damaged = (
+        f"the queue row of thread {shown} is damaged ({{}}); delete it from actorgraph_queue "
+        "and submit the run again"
+    )
     try:
         thread_id, state, payload, base, worker, lease, attempts, submitted, updated, error = values
-        if state not in QUEUE_STATES or not isinstance(thread_id, str):
-            raise ValueError(f"state {state!r}")  # noqa: TRY301 - one message for every damage
-        return QueuedRow(
+        row = QueuedRow(
             thread_id, state, bytes(payload), base, worker,
             None if lease is None else float(lease), int(attempts), float(submitted), float(updated), error,
         )  # fmt: skip
     except (TypeError, ValueError) as exc:
-        shown = repr(values[0])[:80] if values else "?"
-        msg = (
-            f"the queue row of thread {shown} is damaged ({exc}); delete it from actorgraph_queue "
-            "and submit the run again"
-        )
-        raise CheckpointError(msg) from exc
+        raise CheckpointError(damaged.format(exc)) from exc
+    if state not in QUEUE_STATES or not isinstance(thread_id, str):
+        raise CheckpointError(damaged.format(f"state {state!r}"))
+    return row
 
 
 class RunQueue:

@@ -212,3 +212,24 @@ def test_a_graph_invoked_inside_a_vertex_is_traced_under_that_vertexs_attempt(
 def test_without_opentelemetry_a_run_imports_none_of_it(how: str) -> None:
     """Not installed (`blocked`), or installed and never imported by the program (`unused`)."""
     assert report_of("otel_free_child.py", how) == []
+
+
+@pytest.mark.threads_only("the vertex's own spans are recorded by this process's provider only on threads")
+def test_a_vertex_answered_live_goes_on_in_the_resumed_runs_attempt_span(spans: Spans, compile_graph) -> None:
+    tracer = spans.tracer
+
+    def ask(state: dict[str, Any]) -> dict[str, Any]:
+        with tracer.start_as_current_span("before"):
+            pass
+        answer = ag.interrupt("ok?")
+        with tracer.start_as_current_span("after"):
+            return {**state, "answer": answer}
+
+    app = compile_graph(in_a_line(("ask", ask)), checkpointer=MemoryCheckpointer(), live_interrupts=60.0)
+    app.invoke({"n": 0}, thread_id="t")
+    app.invoke(ag.Command(resume="yes"), thread_id="t")
+    asked, answered = spans.named("actorgraph.task")  # in the order they ended
+    assert asked.attributes["actorgraph.outcome"] == "interrupt"
+    assert answered.attributes["actorgraph.outcome"] == "ok"
+    assert is_child(spans.one("before"), asked) and is_child(spans.one("after"), answered)
+    assert len(spans.named("before")) == 1  # the live path: the lines before the question ran once

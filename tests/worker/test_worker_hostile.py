@@ -92,6 +92,7 @@ def test_threads_lists_queued_runs_and_the_worker_holding_each(tmp_path: Path) -
 
 
 @pytest.mark.slow
+@pytest.mark.threads_only("the graph's probe reads its store and ledger from this process's environment")
 def test_a_damaged_queue_row_fails_its_run_and_no_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

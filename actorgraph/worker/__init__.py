@@ -29,7 +29,7 @@ from actorgraph.checkpoint._queue import check_lease, worker_name
 from actorgraph.worker._loop import Worker
 from actorgraph.worker._target import Target, compiled_on_store
 
-__all__ = ["Target", "run"]
+__all__ = ["run"]
 
 _LARGEST = 1024
 

@@ -60,11 +60,19 @@ def _tracer() -> Any | None:
     known = _tracer_of
     if known is not None and known[0] is provider:
         return known[1]
-    from actorgraph import __version__  # noqa: PLC0415 - the package is loaded by now
-
-    tracer = provider.get_tracer(_TRACER_NAME, __version__)
+    tracer = provider.get_tracer(_TRACER_NAME, _version())
     _tracer_of = (provider, tracer)
     return tracer
+
+
+def _version() -> str | None:
+    """The installed version of actorgraph: its tracer's scope version (asked once per provider)."""
+    from importlib import metadata  # noqa: PLC0415 - only when a provider records
+
+    try:
+        return metadata.version("actorgraph")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return None
 
 
 @dataclass(frozen=True, slots=True)

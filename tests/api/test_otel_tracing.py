@@ -233,3 +233,17 @@ def test_a_vertex_answered_live_goes_on_in_the_resumed_runs_attempt_span(spans: 
     assert answered.attributes["actorgraph.outcome"] == "ok"
     assert is_child(spans.one("before"), asked) and is_child(spans.one("after"), answered)
     assert len(spans.named("before")) == 1  # the live path: the lines before the question ran once
+
+
+def test_streamed_and_awaited_runs_are_children_of_the_callers_span(spans: Spans, compile_graph) -> None:
+    app = compile_graph(in_a_line(("a", bump)))
+    with spans.tracer.start_as_current_span("streaming"):
+        assert list(app.stream({"n": 0}))[-1] == {"n": 1}
+
+    async def awaited() -> None:
+        with spans.tracer.start_as_current_span("awaiting"):
+            await app.ainvoke({"n": 0})
+
+    asyncio.run(awaited())
+    streamed, awaited_run = spans.named("actorgraph.run")
+    assert is_child(streamed, spans.one("streaming")) and is_child(awaited_run, spans.one("awaiting"))

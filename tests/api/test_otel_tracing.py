@@ -66,9 +66,13 @@ def test_a_run_started_outside_any_span_is_the_root_of_its_own_trace(spans: Span
 
 
 def test_compiled_with_tracing_false_a_run_makes_no_span(spans: Spans, compile_graph) -> None:
-    app = compile_graph(in_a_line(("a", bump), ("b", bump)), tracing=False)
+    async def abump(state: dict[str, Any]) -> dict[str, Any]:
+        return bump(state)
+
+    inner = in_a_line(("fetch", bump))  # a subgraph's runs follow their parent's
+    app = compile_graph(in_a_line(("a", bump), ("inner", inner), ("b", abump)), tracing=False)
     with spans.tracer.start_as_current_span("request"):
-        assert app.invoke({"n": 0}).state == {"n": 2}
+        assert app.invoke({"n": 0}).state == {"n": 3}
     assert [s.name for s in spans.all()] == ["request"]
 
 

@@ -28,6 +28,7 @@ from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import cancel_soon, done_of, failed_result, report
 from actorgraph._actors.timer import Timer
+from actorgraph._actors.tracing import attempt_span
 from actorgraph._engine.task import run_attempt_async
 from actorgraph._model.errors import RunCancelledError, VertexActorDiedError
 from actorgraph._model.spec import GraphSpec, VertexSpec
@@ -176,8 +177,10 @@ class AsyncPool(BoundedPool):
         loop = asyncio.get_running_loop()
         forget = order.cancel.on_set(lambda: cancel_soon(loop, current))
         handle = self._arm(order) if self.vertex.timeout is not None else None
+        span = attempt_span(order)  # current in this coroutine while the vertex runs
         try:
             result = await run_attempt_async(self.spec, task, order.attempt, order.env, failure=order.failure)
+            span.outcome(result)
         except asyncio.CancelledError:
             if not order.cancel.is_set():
                 return None
@@ -189,6 +192,7 @@ class AsyncPool(BoundedPool):
             forget()
             if handle is not None:
                 self.timer().cancel(handle)
+            span.close()
         return done_of(order, result)
 
 

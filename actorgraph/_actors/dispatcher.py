@@ -147,6 +147,28 @@ class Dispatcher:
                 return
         scheduler.handed.put(actor)
 
+    def blocking(self) -> None:
+        """The calling slice is about to wait for long (a vertex waiting for its answer).
+
+        Its `runnext` actor goes to another scheduler now rather than after the
+        watcher's delay, and a scheduler starts when none is idle, as the
+        watcher would for a blocked one.
+        """
+        me: _Scheduler | None = getattr(_local, "scheduler", None)
+        if me is None:
+            return
+        with self._lock:
+            actor, me.runnext = me.runnext, None
+            if actor is None:
+                return
+            if not self._idle:
+                self._ready.append(actor)
+                if len(self._schedulers) < MOST:
+                    self._start()
+                return
+            scheduler = self._idle.pop()
+        scheduler.handed.put(actor)
+
     def _watch_blocked(self) -> None:
         """Have the watcher look for blocked schedulers (with `_lock` held)."""
         if not self._watch.is_set():  # the watcher clears it under `_lock` too: no wake-up is lost

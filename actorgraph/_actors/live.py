@@ -19,18 +19,22 @@ nothing more.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from actorgraph._actors.tracing import attempt_paused, attempt_resumed
 from actorgraph._engine.context import interrupt_id
 from actorgraph._engine.live import Resumed
 from actorgraph._model.records import Interrupt, Task, VertexResult
+from actorgraph.checkpoint.memory import MemoryCheckpointer
 from actorgraph.events import TaskStarted
 
 if TYPE_CHECKING:
     from actorgraph._actors.messages import Order
 
-__all__ = ["LiveTurn", "adopt", "eligible", "note_claimed", "release_all", "waiting"]
+__all__ = ["LiveTurn", "adopt", "claim_lost", "eligible", "note_claimed", "release_all", "waiting"]
 
 _LOCK = threading.Lock()
 _SEATS: dict[str, _Seat] = {}  # question id -> the vertex waiting for its answer, in this process
@@ -39,11 +43,14 @@ _SEATS: dict[str, _Seat] = {}  # question id -> the vertex waiting for its answe
 class _Seat:
     """A vertex waiting for the answer to one question."""
 
-    __slots__ = ("adopter", "claimed", "event", "inputs", "owner", "state")
+    __slots__ = ("adopter", "claimed", "event", "inputs", "owner", "state", "store", "thread_id")
 
-    def __init__(self, owner: object, task: Task) -> None:
+    def __init__(self, owner: object, order: Order) -> None:
         self.owner = owner  # the vertex pool whose actor waits
-        self.inputs = _inputs(task)  # the versions its vertex was given
+        self.inputs = _inputs(order.task)  # the versions its vertex was given
+        nest = order.env.nest
+        self.store = nest.checkpointer if nest is not None else None  # where another process may answer
+        self.thread_id = order.env.thread_id
         self.event = threading.Event()
         self.state = "waiting"  # -> "taken" (an order took it over) or "released"
         self.claimed = False  # its answer was claimed in this process
@@ -56,12 +63,31 @@ def eligible(order: Order) -> bool:
 
 
 def note_claimed(ids: list[str]) -> None:
-    """Answers to these questions were claimed (stored) by this process: their seats may be taken."""
+    """This process is claiming answers to these questions: their seats may be taken once it has.
+
+    Called before the claim is stored, so the watcher never mistakes this
+    process's answer for another's; `claim_lost` undoes it.
+    """
     with _LOCK:
         for question in ids:
             seat = _SEATS.get(question)
             if seat is not None:
                 seat.claimed = True
+
+
+def claim_lost(ids: list[str]) -> None:
+    """This process's claim of these answers failed (another answer won): their vertices unwind."""
+    _release(lambda question, _: question in ids)
+
+
+def _release(which: Callable[[str, _Seat], bool]) -> None:
+    with _LOCK:
+        seats = [(q, s) for q, s in _SEATS.items() if which(q, s)]
+        for question, seat in seats:
+            del _SEATS[question]
+            seat.state = "released"
+    for _, seat in seats:
+        seat.event.set()
 
 
 def adopt(owner: object, order: Order) -> bool:
@@ -93,13 +119,63 @@ def _inputs(task: Task) -> tuple[str, ...]:
 
 def release_all(owner: object) -> None:
     """Free every vertex waiting in `owner` (its graph is closing): each unwinds at once."""
+    _release(lambda _, seat: seat.owner is owner)
+    _WAKE.set()
+
+
+# -- the watcher: answers claimed by other processes --------------------------------
+
+POLL = 1.0  # seconds between looks for answers another process claimed
+_WAKE = threading.Event()
+_watcher: threading.Thread | None = None
+
+
+def _watch(seat: _Seat) -> None:
+    """Make sure a thread looks for answers to `seat` claimed elsewhere (a store other processes share)."""
+    global _watcher  # noqa: PLW0603 - one watcher per process, started on demand
+    if not _shared(seat):
+        return  # no other process answers there
     with _LOCK:
-        seats = [(q, s) for q, s in _SEATS.items() if s.owner is owner]
-        for question, seat in seats:
-            del _SEATS[question]
-            seat.state = "released"
-    for _, seat in seats:
-        seat.event.set()
+        if _watcher is not None and _watcher.is_alive():
+            return
+        _watcher = threading.Thread(target=_watching, name="actorgraph-live-watcher", daemon=True)
+        _watcher.start()
+
+
+def _watching() -> None:
+    """Release the seats whose answers were claimed by another process; end when none waits."""
+    global _watcher  # noqa: PLW0603 - it lets go of itself
+    while True:
+        _WAKE.wait(POLL)
+        _WAKE.clear()
+        with _LOCK:
+            watched = [(q, s) for q, s in _SEATS.items() if _shared(s) and not s.claimed]
+            if not any(_shared(s) for s in _SEATS.values()):
+                _watcher = None
+                return
+        gone = frozenset(question for question, seat in watched if _answered_elsewhere(question, seat))
+        if gone:
+            _release(functools.partial(_unclaimed_among, gone))
+
+
+def _shared(seat: _Seat) -> bool:
+    """Whether other processes may answer `seat`'s question (its store is not this process's memory)."""
+    return seat.store is not None and not isinstance(seat.store, MemoryCheckpointer)
+
+
+def _unclaimed_among(questions: frozenset[str], question: str, seat: _Seat) -> bool:
+    return question in questions and not seat.claimed
+
+
+def _answered_elsewhere(question: str, seat: _Seat) -> bool:
+    """Whether the store holds an answer to `question` (read errors: ask again next time)."""
+    store, thread_id = seat.store, seat.thread_id
+    if store is None or thread_id is None:
+        return False
+    try:
+        return bool(store.get_answers(thread_id, [question]))
+    except Exception:  # noqa: BLE001 - a store that cannot be read now is read again later
+        return False
 
 
 def waiting() -> int:
@@ -116,25 +192,28 @@ class LiveTurn:
         released: the wait ended without an order: nothing more is reported.
     """
 
-    __slots__ = ("_actor", "order", "released")
+    __slots__ = ("_actor", "_tell", "order", "released")
 
-    def __init__(self, actor: Any, order: Order) -> None:
-        """A turn of `actor` (a `_VertexWork`) running `order`."""
+    def __init__(self, actor: Any, order: Order, tell: Callable[[Order, VertexResult], None]) -> None:
+        """A turn of `actor` (a `_VertexWork`) running `order`; `tell` reports an outcome to a run."""
         self._actor = actor
+        self._tell = tell
         self.order = order
         self.released = False
 
     def wait(self, pending: Interrupt, paused: VertexResult) -> Resumed | None:
         """Leave the pool, take a seat, report `paused`, and wait for an order that takes it over."""
-        from actorgraph._actors.pool import done_of, report  # noqa: PLC0415 - pool imports this module
-
         actor, order = self._actor, self.order
         pool = actor.pool
-        seat = _Seat(pool, order.task)
+        seat = _Seat(pool, order)
         with _LOCK:
             _SEATS[pending.id] = seat  # before the report: an answer may come right after it
+        _watch(seat)
         pool.leave(order, actor)
-        report(order, done_of(order, paused))
+        attempt_paused(paused)  # its span ends with the question
+        self._tell(order, paused)
+        if pool.dispatcher is not None:  # a scheduler thread: what it would run next goes elsewhere
+            pool.dispatcher.blocking()
         seat.event.wait(order.env.live)
         with _LOCK:
             if seat.state == "waiting":
@@ -146,6 +225,7 @@ class LiveTurn:
             return None
         taken = self.order = seat.adopter
         pool.rejoin(taken, actor)
+        attempt_resumed(taken)  # the rest of the vertex is the resumed run's attempt, in a span of its own
         task = taken.task
         if taken.env.listen is not None:
             taken.env.listen(

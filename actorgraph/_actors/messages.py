@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import pykka
 
 from actorgraph._actors.cancel import Cancellation
+from actorgraph._actors.tracing import Parent
 from actorgraph._engine.task import TaskEnv
 from actorgraph._model.policy import NodeCache
 from actorgraph._model.records import UNSET, ErrorInfo, Handoff, Task, VertexResult
@@ -57,6 +58,7 @@ class ChildCall:
         answers: interrupt id -> answer, for the subgraph's pending interrupts.
         memory: the parent's `compile(store=...)` object (the subgraph's `ctx.store`).
         cache: the parent's node cache.
+        live: the parent's live-interrupt wait in seconds, or None.
         owner: for a stateful subgraph's run, the parent's task it serves (see `RunOrder.owner`).
         refused: why the task may not run its subgraph (a stateful one given two tasks at once).
     """
@@ -72,6 +74,7 @@ class ChildCall:
     answers: Mapping[str, Any] | None = None
     memory: Any = None
     cache: NodeCache | None = None
+    live: float | None = None
     owner: str | None = None
     refused: Exception | None = None
 
@@ -90,6 +93,7 @@ class Order:
         cancel: set when the run is cancelled (the order is then dropped, an async vertex cancelled).
         failure: run the vertex's `on_error` handler for this error instead.
         child: for a subgraph task, how its subgraph's run starts.
+        trace: the parent of the attempt's span (its superstep's), or None when the run is not traced.
     """
 
     run_id: str
@@ -101,6 +105,7 @@ class Order:
     cancel: Cancellation
     failure: ErrorInfo | None = None
     child: ChildCall | None = None
+    trace: Parent | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +174,7 @@ class Launch:
         coordinator: the coordinator it was given to.
         nested: a subgraph's run, launched by its parent's run on the parent's coordinator.
         handoff: set when a subgraph's run ends by handing off to its parent.
+        trace: the parent of the run's span (the caller's current span), or None when not traced.
     """
 
     run_id: str
@@ -181,6 +187,7 @@ class Launch:
     coordinator: pykka.ActorRef[Any] | None = None
     nested: bool = False
     handoff: Handoff | None = None
+    trace: Parent | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,11 @@ import pykka
 from actorgraph._actors.bounded import BoundedPool, Joinable, Worker
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.dispatcher import Dispatcher, PooledActor
+from actorgraph._actors.live import LiveTurn, adopt, eligible, release_all
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.threaded import ThreadActor
 from actorgraph._actors.timer import Timer
+from actorgraph._actors.tracing import attempt_span
 from actorgraph._engine.task import run_attempt
 from actorgraph._model.errors import RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._model.records import ErrorInfo, VertexResult
@@ -78,7 +80,9 @@ class VertexPool(BoundedPool):
         return token in self._running
 
     def submit(self, order: Order) -> None:
-        """Run `order` on an idle actor, a new one, or when one frees up."""
+        """Run `order` on an idle actor, a new one, or when one frees up (or hand it to its live vertex)."""
+        if order.task.resumes and adopt(self, order):
+            return
         with self._lock:
             if not self._admit(order):
                 return
@@ -116,6 +120,22 @@ class VertexPool(BoundedPool):
             self._running.pop(order.token, None)
         self.timer().cancel(actor.timer_handle)
 
+    def leave(self, order: Order, actor: _VertexWork) -> None:
+        """`actor`'s vertex waits for an answer: it leaves the pool's count, free of `order`'s timeout.
+
+        It stops once its vertex returns; a replacement takes any queued work.
+        """
+        if self.vertex.timeout is not None:
+            self.unwatch(order, actor)
+        with self._lock:
+            actor.abandoned = True
+            self._forget(actor)
+
+    def rejoin(self, order: Order, actor: _VertexWork) -> None:
+        """`actor`'s waiting vertex goes on as `order`'s attempt, under the vertex's timeout."""
+        if self.vertex.timeout is not None:
+            self.watch(order, actor)
+
     def abandon(self, token: int) -> bool:
         """Give up on the actor running `token` (it overran its timeout).
 
@@ -140,6 +160,7 @@ class VertexPool(BoundedPool):
         end when the stuck call returns. Pooled actors have no thread: the
         dispatcher's schedulers are returned when this was its last pool.
         """
+        release_all(self)  # vertices waiting for answers unwind now
         with self._lock:
             if self._closed:
                 return []
@@ -198,13 +219,14 @@ class _VertexWork(pykka.Actor):
         while order is not None:
             self._current = order
             try:
-                done = self._run(order)
+                reply = self._run(order)
             except BaseException as exc:  # noqa: BLE001 - contain it: pykka would stop every actor
                 self._die(order, exc)
                 return
             self._current = None
             following = self.pool.next_order(self)  # before reporting: see the module docstring
-            report(order, done)
+            if reply is not None:  # None: a live vertex's wait ended; its outcome was reported
+                report(*reply)
             order = following
         if self.abandoned:
             self.stop()
@@ -224,10 +246,11 @@ class _VertexWork(pykka.Actor):
         for envelope in others:  # pykka's teardown answers them (a stop request waits for its reply)
             self.actor_inbox.put(envelope)
 
-    def _run(self, order: Order) -> Done:
+    def _run(self, order: Order) -> tuple[Order, Done] | None:
+        """Run `order`'s attempt; the order to tell and what (a live vertex's may be another run's)."""
         if order.cancel.is_set():
             cancelled = RunCancelledError("the run was cancelled")
-            return Done(order.run_id, order.token, failed_result(order, cancelled))
+            return order, Done(order.run_id, order.token, failed_result(order, cancelled))
         task = order.task
         if order.env.listen is not None:
             order.env.listen(
@@ -235,16 +258,28 @@ class _VertexWork(pykka.Actor):
             )
         pool = self.pool
         timed = pool.vertex.timeout is not None
+        turn = LiveTurn(self, order, _tell) if eligible(order) else None
         if timed:
             pool.watch(order, self)
+        span = attempt_span(order)  # current while the vertex runs (nothing when the run is not traced)
         try:
             result = run_attempt(
-                pool.spec, task, order.attempt, order.env, failure=order.failure, run_async=self._run_async
+                pool.spec,
+                task,
+                order.attempt,
+                order.env,
+                failure=order.failure,
+                run_async=self._run_async,
+                turn=turn,
             )
+            span.outcome(result)
         finally:
+            span.close()
             if timed:
-                pool.unwatch(order, self)
-        return done_of(order, result)
+                pool.unwatch(order if turn is None else turn.order, self)
+        if turn is None:
+            return order, done_of(order, result)
+        return None if turn.released else (turn.order, done_of(turn.order, result))
 
     def _run_async(self, awaitable: Awaitable[Any]) -> Any:
         """Run an async vertex's coroutine on this actor's own event loop; cancel it with the run."""
@@ -300,6 +335,11 @@ def done_of(order: Order, result: VertexResult) -> Done:
         except SerializationError as exc:  # unstorable: fail the task before anything is written
             result = failed_result(order, exc)
     return Done(order.run_id, order.token, result, blobs)
+
+
+def _tell(order: Order, result: VertexResult) -> None:
+    """Report `result` as `order`'s outcome (a live vertex's pause, before its thread waits)."""
+    report(order, done_of(order, result))
 
 
 def report(order: Order, done: Done) -> None:

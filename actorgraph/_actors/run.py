@@ -1,14 +1,11 @@
 """One run's progress through its supersteps, driven by its coordinator.
 
-A `Run` lives on its coordinator's thread and is only touched there. It plans
-each superstep with the pure logic, hands the tasks to the workers, collects
-their outcomes (a retry or the `on_error` handler by `_retry.after_failure`,
-timeouts), records them, and commits or pauses the superstep.
-
-A resumed run starts with the pending superstep of its checkpoint: tasks that
-ended `ok` are never run again, `error` tasks run again with a fresh retry
-budget, and `interrupt` tasks run again only once answered (or, for an
-`interrupt_before` breakpoint, once passed).
+A `Run` lives on its coordinator's thread and is only touched there. It plans each
+superstep with the pure logic, hands the tasks to the workers, collects their outcomes
+(a retry or the `on_error` handler by `_retry.after_failure`, timeouts), records them,
+and commits or pauses the superstep. A resumed run starts with its checkpoint's pending
+superstep: `ok` tasks never run again, `error` tasks run again with a fresh retry budget,
+`interrupt` tasks only once answered (an `interrupt_before` breakpoint: once passed).
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ from actorgraph._actors.messages import Done, Launch, Order, TimedOut, Workers
 from actorgraph._actors.reports import CheckpointReporter, schedule
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.subgraphs import child_call, nest_for
+from actorgraph._actors.tracing import run_trace
 from actorgraph._engine.boundary import output_of
 from actorgraph._engine.breakpoints import paused_before, pauses_after
 from actorgraph._engine.recorded import Keep, Rerun, again
@@ -95,6 +93,7 @@ class Run:
         listening: dict[str, Any] = {"listen": self.events.emit, "emit": self.events.custom} if heard else {}
         self.env = dataclasses.replace(setup.env, nest=nest_for(self, launch.cancel), **listening)
         self.launch = launch
+        self.trace = run_trace(launch.trace, self.spec.name, setup)
         self.cancel_event = launch.cancel  # read on every dispatch and settle
         self.coordinator: pykka.ActorRef[Any] | None = None
         self.closed = False
@@ -187,6 +186,7 @@ class Run:
             return
         self.supersteps += 1
         tasks = plan(self.pos, self.spec.deferred)
+        self.trace.superstep(self.pos.step + 1, len(tasks))
         if self.events.wants(SuperstepStarted):
             started = SuperstepStarted(self.id, self.thread_id, self.pos.step + 1, tuple(t.id for t in tasks))
             self.events.emit(started, routine=True)
@@ -252,6 +252,7 @@ class Run:
             self.cancel_event,
             failure,
             child,
+            self.trace.tasks,
         )
         if delay > 0:  # a retry waiting out its backoff is a timer entry, not a busy actor
             self.workers.later(delay, lambda: self.workers.submit(order))
@@ -319,6 +320,7 @@ class Run:
     def _end_superstep(self) -> None:
         step = self.pos.step + 1
         superstep = SuperstepState(step, {tid: self.results[tid] for tid in self.tasks})
+        self.trace.superstep_ended(superstep)
         if any(r.status != "ok" for r in superstep.results.values()):
             self._pause(superstep)
             return
@@ -394,4 +396,5 @@ class Run:
 
     def _finished(self, status: str, state: Any = None, error: BaseException | None = None) -> None:
         info = ErrorInfo.from_exception(error) if error is not None else None
+        self.trace.finished(status, self.pos.step, error)
         self.events.emit(RunFinished(self.id, self.thread_id, self.pos.step, status, state, info))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from actorgraph._actors.live import note_claimed
+from actorgraph._actors.live import claim_lost, note_claimed
 from actorgraph._actors.messages import Launch
 from actorgraph._actors.recorder import Recorder, encode_new_states
 from actorgraph._actors.run import Run
@@ -141,13 +141,19 @@ def _claim(
         )
         for question, value in claims
     ]
-    won = store.claim_answers(thread_id, loaded.checkpoint_id, rows)
+    ids = [row.interrupt_id for row in rows]
+    note_claimed(ids)  # claimed here: a vertex waiting for them may go on
+    try:
+        won = store.claim_answers(thread_id, loaded.checkpoint_id, rows)
+    except BaseException:
+        claim_lost(ids)
+        raise
     if won:
+        claim_lost(ids)  # another answer won: the vertices waiting for these never go on
         first = won[0]
         raise AlreadyAnsweredError(
             thread_id, first.interrupt_id, first.vertex, first.answered_by, first.answered_at
         )
-    note_claimed([row.interrupt_id for row in rows])  # claimed here: a vertex waiting for them may go on
 
 
 def _setup(launch: Launch, plan: RunPlan, env: TaskEnv, recorder: Recorder | None) -> RunSetup:

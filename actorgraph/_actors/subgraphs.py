@@ -38,6 +38,7 @@ from actorgraph._actors.messages import (
 from actorgraph._actors.recorder import Recorder
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
+from actorgraph._actors.tracing import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._engine.nesting import Nest
 from actorgraph._engine.subgraphs import (
     child_failed,
@@ -60,6 +61,7 @@ __all__ = ["ChildRunner", "Parent", "child_call", "child_launch", "nest_for"]
 class _Running:
     launch: Launch | None
     timer_handle: object = None
+    span: AttemptSpan | NoSpan = NO_SPAN  # the task attempt's span, parent of its subgraph run's
 
 
 class ChildRunner:
@@ -122,12 +124,14 @@ class ChildRunner:
             return
         launch = child_launch(order.child, given, self.workers)
         launch.coordinator = order.reply_to
+        span = attempt_span(order, current=False)  # the subgraph's run span is its child
+        launch.trace = span.runs()
         handle = None
         if self.vertex.timeout is not None:
             late = TimedOut(order.run_id, order.token)
             handle = self.timer().call_later(self.vertex.timeout, lambda: _tell(order, late))
         with self._lock:
-            self._running[order.token] = _Running(launch, handle)
+            self._running[order.token] = _Running(launch, handle, span)
         forget = order.cancel.on_set(lambda: _cancel(launch))
         launch.future.add_done_callback(lambda future: self._ended(order, at, launch, forget, future))
         try:
@@ -150,8 +154,11 @@ class ChildRunner:
         if running is not None and running.timer_handle is not None:
             self.timer().cancel(running.timer_handle)
         result = None if order.cancel.is_set() else self._outcome(at, launch, future)
+        span = running.span if running is not None else NO_SPAN
         if result is not None:
+            span.outcome(result)
             self._report(order, result)
+        span.close()
         self._next(order.token)
 
     def _outcome(self, at: Attempt, launch: Launch, future: Future[Any]) -> VertexResult | None:
@@ -220,6 +227,7 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         answers=answers,
         memory=parent.env.store,
         cache=parent.env.cache,
+        live=parent.env.live,
         owner=owner,
         refused=stateful_clash(parent.spec, task, parent.tasks.values()) if owner is not None else None,
     )
@@ -264,6 +272,7 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
         namespace=call.namespace,
         store=call.memory,
         cache=call.cache,
+        live=call.live,
     )
     answered = Command(resume=call.answers) if call.answers else None
     order = RunOrder(call.store, request, answered, fresh=given, owner=call.owner)

@@ -13,8 +13,10 @@ from typing import Any, Generic, TypeVar, Unpack
 from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.messages import Launch, RunOrder, new_run_id
 from actorgraph._actors.runtime import Runtime
+from actorgraph._actors.tracing import caller
 from actorgraph._api.history import History
 from actorgraph._api.nesting import Nested, nested_order, paused_by
+from actorgraph._api.queued import Submitted, submit
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
 from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
@@ -113,7 +115,7 @@ class CompiledGraph(Generic[S]):
             )
             raise ConfigError(msg)
         order = nested.order if nested is not None else RunOrder(self._settings.checkpointer, request, given)
-        launch = Launch(new_run_id(), order, runtime)
+        launch = Launch(new_run_id(), order, runtime, trace=caller() if self._settings.tracing else None)
         handle: RunHandle[S] = RunHandle(
             launch.run_id,
             request.thread_id,
@@ -128,6 +130,14 @@ class CompiledGraph(Generic[S]):
             launch.future.add_done_callback(lambda _: forget())
             nested.frame.started.append(handle)
         return handle, nested
+
+    def submit(self, input: Any, *, thread_id: str, answered_by: str | None = None) -> Submitted:  # noqa: A002 - invoke's name for it
+        """Queue a run for the workers (`actorgraph worker`); return its handle (`thread_id`, `wait`).
+
+        `input`: a state, None (continue) or `Command(resume=...)` (claimed now, as `invoke` claims it).
+        The thread is "queued" until a worker takes it; needs a SQL checkpointer the workers share.
+        """
+        return submit(self.checkpointer, input, thread_id, answered_by=answered_by)
 
     def stream(
         self,

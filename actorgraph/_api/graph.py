@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from actorgraph._actors.backend import Backend, choose_backend
 from actorgraph._api.compiled import CompiledGraph
-from actorgraph._api.request import GraphSettings, check_cache, check_durability, resolve_breakpoints
+from actorgraph._api.request import (
+    LIVE_DEFAULT,
+    GraphSettings,
+    check_cache,
+    check_durability,
+    live_seconds,
+    resolve_breakpoints,
+)
 from actorgraph._build.builder import GraphBuilder
 from actorgraph._build.validate import build_spec, check_child_checkpointers
 from actorgraph._engine.clock import Clock
@@ -51,32 +59,31 @@ class Graph(GraphBuilder[S]):
         actors: str | None = None,
         store: Any = None,
         cache: NodeCache | None = None,
+        tracing: bool = True,
+        live_interrupts: timedelta | float | None = LIVE_DEFAULT,
     ) -> CompiledGraph[S]:
         """Validate the graph and return a `CompiledGraph` that can run it.
 
         Args:
-            checkpointer: where runs are recorded (`MemoryCheckpointer`, `SqliteCheckpointer`,
-                `PostgresCheckpointer`; runs then need a `thread_id`); for a graph used as a
-                subgraph, True keeps its state between the parent's runs, None or False does not.
+            checkpointer: where runs are recorded (runs then need a `thread_id`); for a graph used
+                as a subgraph, True keeps its state between the parent's runs, None or False not.
             interrupt_before: pause before these vertices run ("*" for all; default: a graph file's).
             interrupt_after: pause after the supersteps these vertices ran in ("*" for all).
-            durability: "sync" (each task's result is stored as it finishes),
-                "step" (once per superstep) or "exit" (when the run pauses or ends).
+            durability: "sync" (each result stored as it finishes), "step" (per superstep) or "exit".
             clock: where retry backoff sleeps (`actorgraph.testing.FakeClock` in tests).
-            listeners: callables that receive every run's events (from several
-                threads; see `actorgraph.events`).
-            context: the default `context=` of every run (clients, settings),
-                so a resume needs no `context=`; a run's own `context=` overrides it.
-            backend: where vertex work runs: None for threads of this process,
-                `actorgraph.ray.RayBackend(...)` for Ray worker processes.
-            actors: "pooled" (the default: vertex actors share the process's scheduler
-                threads) or "threads" (each owns a thread): the "Actors and threads" page.
+            listeners: callables that receive every run's events (from several threads).
+            context: the default `context=` of every run (a run's own overrides it).
+            backend: where vertex work runs (None: this process; `actorgraph.ray.RayBackend(...)`).
+            actors: "pooled" (default: actors share scheduler threads) or "threads" (one each).
             store: a memory store (`actorgraph.store`): every vertex's `ctx.store`, subgraphs' too.
             cache: a node cache (`MemoryCache()`, `SqliteCache(path)`) for vertices with a `CachePolicy`.
+            tracing: False: no OpenTelemetry spans (with an SDK set up, each run is a trace).
+            live_interrupts: how long a vertex that called `interrupt()` waits in its actor for its
+                answer, to go on from that line (default 10 minutes; None: never).
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
-            ConfigError: `cache` is not a node cache.
+            ConfigError: `cache` is not a node cache, or `live_interrupts` is not a positive duration.
         """
         backend = choose_backend(backend, actors)
         spec = build_spec(self)
@@ -85,7 +92,8 @@ class Graph(GraphBuilder[S]):
         settings = GraphSettings(
             spec, None, breakpoints, check_durability(durability), tuple(listeners), context, backend
         )
-        settings = dataclasses.replace(settings, store=store, cache=check_cache(spec, cache))
+        live, cache = live_seconds(live_interrupts), check_cache(spec, cache)
+        settings = dataclasses.replace(settings, store=store, cache=cache, live=live, tracing=bool(tracing))
         return CompiledGraph(_persisted(settings, checkpointer), clock=clock)
 
     def _breakpoints(self, spec: GraphSpec, before: Any, after: Any) -> Breakpoints:

@@ -13,6 +13,7 @@ import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final, TypedDict
 
 from actorgraph._actors.backend import DEFAULT, Backend
@@ -88,6 +89,30 @@ class GraphSettings:
     store: Any = None
     cache: NodeCache | None = None
     stateful: bool = False  # compiled with checkpointer=True: a subgraph that keeps its state
+    tracing: bool = True  # compile(tracing=...): runs are OpenTelemetry traces when an SDK records
+    live: float | None = None  # compile(live_interrupts=...) in seconds, or None
+
+
+LIVE_DEFAULT = timedelta(minutes=10)  # compile(live_interrupts=...)'s default
+_LIVE_MOST = 1e9  # seconds (31 years): past it, a wait is a typo
+
+
+def live_seconds(wait: timedelta | float | None) -> float | None:
+    """`compile(live_interrupts=...)` in seconds, or None when the live path is off.
+
+    Raises:
+        ConfigError: not a positive `timedelta` or number of seconds.
+    """
+    if wait is None:
+        return None
+    seconds = wait.total_seconds() if isinstance(wait, timedelta) else wait
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < _LIVE_MOST:
+        msg = (
+            f"live_interrupts must be a positive timedelta (or seconds), or None to turn the live "
+            f"path off; got {wait!r}"
+        )
+        raise ConfigError(msg)
+    return float(seconds)
 
 
 def run_request(
@@ -132,6 +157,7 @@ def run_request(
         answered_by=_answerer(keywords.get("answered_by")),
         store=settings.store,
         cache=settings.cache,
+        live=settings.live,
     )
 
 

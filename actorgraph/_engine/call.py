@@ -15,11 +15,29 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from actorgraph._engine.context import Context, InterruptSignal, NestedPause, TaskScope, current_scope
+from actorgraph._engine.context import (
+    Context,
+    InterruptSignal,
+    NestedPause,
+    TaskScope,
+    current_nest,
+    current_scope,
+)
+from actorgraph._engine.live import Continuation
+from actorgraph._engine.nesting import NestFrame
 from actorgraph._model.errors import ConfigError, InvalidUpdateError, RoutingError
 from actorgraph._model.records import ErrorInfo, Interrupt
 
-__all__ = ["Call", "Called", "Code", "VertexCode", "call_vertex", "call_vertex_async", "is_async"]
+__all__ = [
+    "Call",
+    "Called",
+    "Code",
+    "VertexCode",
+    "call_in_frame",
+    "call_vertex",
+    "call_vertex_async",
+    "is_async",
+]
 
 
 class Code(Protocol):
@@ -162,6 +180,35 @@ def call_vertex(  # noqa: PLR0913 - the function, what it is given, and how to r
         return _raised(exc, ctx)
     finally:
         current_scope.reset(token)
+
+
+def call_in_frame(  # noqa: PLR0913 - call_vertex's, and the frame it runs in
+    code: Code,
+    state: Any,
+    ctx: Context[Any],
+    *,
+    resumes: tuple[Any, ...],
+    failure: ErrorInfo | None,
+    run_async: Callable[[Awaitable[Any]], Any],
+    line: str | None,
+    frame: NestFrame | None,
+    going: Continuation | None,
+) -> Called:
+    """`call_vertex` with the attempt's `frame` current (graphs it invokes nest), `going` its live path.
+
+    Returns once every graph the function invoked has stopped (`NestFrame.settle`).
+    """
+    token = current_nest.set(frame) if frame is not None else None
+    try:
+        live = going.ask if going is not None else None
+        return call_vertex(
+            code, state, ctx, resumes=resumes, failure=failure, run_async=run_async, line=line, live=live
+        )
+    finally:
+        if token is not None:
+            current_nest.reset(token)
+        if frame is not None:
+            frame.settle()
 
 
 async def call_vertex_async(  # noqa: PLR0913 - the function, and what it is given

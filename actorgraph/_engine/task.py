@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._engine.caching import Lookup, lookup_for
-from actorgraph._engine.call import Call, Called, call_vertex, call_vertex_async
+from actorgraph._engine.call import Call, Called, call_in_frame, call_vertex_async
 from actorgraph._engine.context import Context, current_nest
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.lineage import distinct, merge_located
@@ -178,8 +178,7 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
         env: the run's surroundings.
         failure: when given, run the vertex's `on_error` handler for this error instead.
         run_async: runs an async vertex's coroutine (vertex actors pass their event loop's).
-        turn: how the vertex waits in its actor for its answers (`_engine/live.py`), or None
-            (`interrupt()` then ends the task).
+        turn: how the vertex waits in its actor for its answers (`_engine/live.py`), or None.
 
     Returns:
         The task's `VertexResult` (`attempts` is `attempt`).
@@ -191,26 +190,19 @@ def run_attempt(  # noqa: PLR0913 - the task, and how to run it
     lookup, reused = cached(spec, prepared, ctx, state, failure)
     if reused is not None:
         return reused
-    vertex = spec.vertices[task.vertex]
     frame = NestFrame(env.nest, task) if env.nest is not None else None
-    token = current_nest.set(frame) if frame is not None else None
     going = Continuation(turn, spec, prepared, ctx, frame=frame, prepare=prepare) if turn else None
-    try:
-        called = call_vertex(
-            vertex,
-            state,
-            ctx,
-            resumes=task.resumes,
-            failure=failure,
-            run_async=run_async,
-            line=env.line,
-            live=going.ask if going is not None else None,
-        )
-    finally:
-        if token is not None:
-            current_nest.reset(token)
-        if frame is not None:
-            frame.settle()
+    called = call_in_frame(
+        spec.vertices[task.vertex],
+        state,
+        ctx,
+        resumes=task.resumes,
+        failure=failure,
+        run_async=run_async,
+        line=env.line,
+        frame=frame,
+        going=going,
+    )
     if going is not None and going.asked:  # the outcome is the resumed run's attempt's, and never cached
         prepared, lookup = going.prepared, None
     return kept(prepared, lookup, called, finish(spec, prepared, called, ctx))

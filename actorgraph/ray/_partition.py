@@ -28,6 +28,7 @@ import cloudpickle
 from actorgraph._engine.call import Called, Code, call_vertex
 from actorgraph._model.errors import RecordedError, SerializationError
 from actorgraph._model.records import ErrorInfo
+from actorgraph.ray._tracing import attached
 
 __all__ = ["NEED_CODE", "PartitionWorker", "portable_error"]
 
@@ -64,29 +65,30 @@ class PartitionWorker:
         Returns `NEED_CODE` when it was given no code for a vertex it does not know.
 
         Args:
-            blob: the pickled `(code key, Call, pickled input state or None)`: one argument,
-                since each argument of a Ray call costs tens of microseconds on both sides.
+            blob: the pickled `(code key, Call, pickled input state or None, trace carrier or None)`:
+                one argument, since each argument of a Ray call costs tens of microseconds on both sides.
             stored: the pickled input state when it came through the object store (a large
                 state: Ray fetches it before the call), else None.
             code: `[ObjectRef]` of the vertex's pickled `VertexCode`, fetched when this
                 partition has not run the vertex yet (nested in a list so Ray does not
                 fetch it on every call); None once the driver saw this partition run it.
         """
-        key, task, state = pickle.loads(blob)  # noqa: S301 - the driver's own call
+        key, task, state, carrier = pickle.loads(blob)  # noqa: S301 - the driver's own call
         vertex = self._code.get(key) or self._learn(key, code)
         if vertex is None:  # the driver thought this partition knew the vertex: it restarted since
             return NEED_CODE
         emitted: list[Any] = []
         ctx = task.context_for(emitted.append)
-        called = call_vertex(
-            vertex,
-            pickle.loads(stored if state is None else state),  # noqa: S301 - the driver's own state
-            ctx,
-            resumes=task.resumes,
-            failure=task.failure,
-            run_async=_run_coroutine,
-            line=task.line,
-        )
+        with attached(carrier):  # the driver's attempt span is current: the vertex's own spans nest in it
+            called = call_vertex(
+                vertex,
+                pickle.loads(stored if state is None else state),  # noqa: S301 - the driver's own state
+                ctx,
+                resumes=task.resumes,
+                failure=task.failure,
+                run_async=_run_coroutine,
+                line=task.line,
+            )
         called.emitted = emitted
         return _dumped(vertex.name, called)
 

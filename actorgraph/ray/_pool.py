@@ -30,6 +30,7 @@ from actorgraph._actors.log import log
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
+from actorgraph._actors.tracing import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._build.builder import ASYNC_CONCURRENCY, DEFAULT_CONCURRENCY
 from actorgraph._engine.caching import Lookup
 from actorgraph._engine.context import Context
@@ -82,6 +83,7 @@ class _Flight:
     stored: Any  # the state's object reference when it is large, else None
     timer_handle: object = None
     lookup: Lookup | None = None  # where its outcome is kept in the node cache
+    span: AttemptSpan | NoSpan = NO_SPAN  # the attempt's span, on the driver (its context goes with the call)
 
 
 class RayPool(BoundedPool):
@@ -129,6 +131,7 @@ class RayPool(BoundedPool):
             flight = self._flights.pop(token)
         assert flight is not None  # noqa: S101 - checked under the lock above
         self.group.release(flight.partition)
+        flight.span.close()  # given up: no outcome
         with contextlib.suppress(Exception):  # best effort: a running threaded call may not stop
             self.backend.ray.cancel(flight.ref)
         self._next()
@@ -161,6 +164,8 @@ class RayPool(BoundedPool):
             result = self._outcome(flight, answer)
         except Exception as exc:  # noqa: BLE001 - a failing router or check is the task's error
             result = failed_result(order, exc)
+        flight.span.outcome(result)
+        flight.span.close()
         done = done_of(order, result)
         if _died(result):  # report once the partition answers again, so a retry finds it up
             recovered = self.group.recover(flight.partition, self.backend.wait_until_up)
@@ -198,13 +203,15 @@ class RayPool(BoundedPool):
         )
         if reused is not None:  # the node cache had its outcome: nothing leaves the driver
             return reused
+        span = attempt_span(order, current=False)  # current in the worker while the vertex runs there
         try:
             state = self.backend.states.encode(prepared.node_in, task.vertex, prepared.given(self.spec))
             failure = portable_error(order.failure) if order.failure is not None else None
             stored = None if isinstance(state, bytes) else state  # a large state: an object reference
             inline = state if stored is None else None
-            blob = _pickled((self._key, prepared.call(failure), inline), task.vertex)
+            blob = _pickled((self._key, prepared.call(failure), inline, span.carrier()), task.vertex)
         except SerializationError as exc:
+            span.close()
             return failed_result(order, exc)
         if order.env.listen is not None:
             order.env.listen(
@@ -212,7 +219,7 @@ class RayPool(BoundedPool):
             )
         partition = self.group.pick()
         ref = self._call(partition, blob, stored, with_code=self._key not in partition.known)
-        flight = _Flight(order, prepared, partition, ref, blob, stored, lookup=lookup)
+        flight = _Flight(order, prepared, partition, ref, blob, stored, lookup=lookup, span=span)
         if self.vertex.timeout is not None:
             flight.timer_handle = self._arm(order)
         with self._lock:

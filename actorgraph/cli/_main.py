@@ -16,6 +16,7 @@ from actorgraph.cli._running import answer, resume, run
 from actorgraph.cli._serve import serve
 from actorgraph.cli._show import show
 from actorgraph.cli._threads import threads
+from actorgraph.cli._worker import worker
 
 __all__ = ["main"]
 
@@ -27,6 +28,7 @@ Examples:
   actorgraph resume notes-1
   actorgraph draw flow.yaml -o flow.svg
   actorgraph serve flow.yaml --db runs.db
+  actorgraph worker flow.yaml --dsn postgresql://app@db/runs
 
 {EXIT_CODES}"""
 
@@ -47,7 +49,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, answer, resume, threads, show, draw, validate, schema, serve):
+for _command in (run, answer, resume, threads, show, draw, validate, schema, serve, worker):
     cli.add_command(_command)
 
 

@@ -28,6 +28,7 @@ from actorgraph.cli._outcome import Next, tell_done, tell_failed, tell_stopped
 from actorgraph.cli._thread import checked_thread, graph_for, is_stored, opened_graph, record_graph
 from actorgraph.cli._typed import parse_json, parse_value
 from actorgraph.cli._view import view_on
+from actorgraph.cli._worker import queued_answer
 
 __all__ = ["answer", "resume", "run"]
 
@@ -168,6 +169,7 @@ def _answerer(name: str | None) -> str | None:
     metavar="NAME",
     help="Who answers (default: user@host (pid N)); shown to anyone who answers later.",
 )
+@click.option("--wait", is_flag=True, help="While workers run: wait for the queued run to stop again.")
 @graph_option(required=False)
 @_quiet
 @store_options
@@ -179,6 +181,7 @@ def answer(  # noqa: PLR0913 - click passes every option as a keyword
     value: str,
     interrupt_id: str | None,
     answered_by: str | None,
+    wait: bool,
     graph: GraphChoice | None,
     quiet: bool,
     store: StoreChoice,
@@ -188,7 +191,9 @@ def answer(  # noqa: PLR0913 - click passes every option as a keyword
 
     VALUE is read as JSON if it parses (42, true, {"ok": 1}), else as text. The
     answer is taken for its question before anything runs with it: if someone
-    else's answer was taken first, nothing runs and the exit code is 4.
+    else's answer was taken first, nothing runs and the exit code is 4. While
+    workers run (`actorgraph worker`), the answer is taken here and the run is
+    queued for them (exit 0; --wait waits for it to stop again).
     """
     thread, reply, by = checked_thread(thread), parse_value(value), _answerer(answered_by)
     chosen = graph_for(thread, graph, store)
@@ -198,6 +203,9 @@ def answer(  # noqa: PLR0913 - click passes every option as a keyword
         question = question_to_answer(app.checkpointer, then, interrupt_id)
         if not chosen.recorded:
             record_graph(app, thread, chosen.target)
+        queued = queued_answer(app, then, {question: reply}, answered_by=by, wait=wait, out=out)
+        if queued is not None:
+            return queued
         return _drive(app, Command(resume={question: reply}), then, out=out, quiet=quiet, answered_by=by)
 
 

@@ -7,6 +7,7 @@ wrong instead of its questions, and the others are listed as usual.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,10 +18,11 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from actorgraph import Interrupt
+from actorgraph import ActorGraphError, Interrupt
 from actorgraph._api.text import duration, interrupt_record, question
 from actorgraph.checkpoint import Checkpointer, ThreadInfo
 from actorgraph.checkpoint._load import load
+from actorgraph.checkpoint._queue import run_queue
 from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import cell, print_json, stderr, stdout
 from actorgraph.cli._exits import guarded
@@ -38,7 +40,7 @@ from actorgraph.cli._outcome import cut_short
 
 __all__ = ["LIMIT", "ago", "store_of", "table", "threads"]
 
-_STATUSES = ("interrupted", "error", "done", "running")
+_STATUSES = ("interrupted", "error", "done", "running", "queued")
 LIMIT = 100  # threads listed unless --limit says otherwise
 _PROBLEM = 300  # characters of what is wrong with a thread, in the table (--json has it whole)
 
@@ -72,6 +74,7 @@ class _Entry:
     info: ThreadInfo
     pending: tuple[Interrupt, ...] = ()
     problem: str | None = None
+    worker: str = ""
 
 
 def _entry(checkpointer: Checkpointer, info: ThreadInfo) -> _Entry:
@@ -97,10 +100,14 @@ _WHOLE = ("thread", "status", "interrupt id", "checkpoint")  # ids are copied in
 
 
 def _threads_table(entries: list[_Entry], now: float, since: str) -> Table:
-    shown = table("thread", "status", since, "vertex", "question", "interrupt id")
+    workers = any(entry.worker for entry in entries)
+    shown = table(
+        "thread", "status", *(["worker"] if workers else []), since, "vertex", "question", "interrupt id"
+    )
     for entry in entries:
         info = entry.info
-        first = [cell(info.thread_id), cell(info.status), ago(now, info.updated_at)]
+        first = [cell(info.thread_id), cell(info.status), *([cell(entry.worker)] if workers else [])]
+        first.append(ago(now, info.updated_at))
         if entry.problem is not None:
             problem = Text(f"unreadable: {cell(cut_short(entry.problem, _PROBLEM))}", style="red")
             shown.add_row(*first, "", problem, "")
@@ -108,7 +115,7 @@ def _threads_table(entries: list[_Entry], now: float, since: str) -> Table:
         for p in entry.pending or (None,):
             cells = [cell(p.vertex), cell(question(p.value, short=True)), cell(p.id)] if p else ["", "", ""]
             shown.add_row(*first, *cells)
-            first = ["", "", ""]
+            first = [""] * len(first)
     return shown
 
 
@@ -147,6 +154,7 @@ def threads(
         infos = checkpointer.threads(status=status, limit=limit + 1 if limit else None)
         more = bool(limit) and len(infos) > limit
         entries = [_entry(checkpointer, info) for info in (infos[:limit] if more else infos)]
+        entries = with_workers(checkpointer, entries, status)
     if out.json:
         print_json([_thread_record(entry, now) for entry in entries])
     elif not entries:
@@ -173,4 +181,26 @@ def _thread_record(entry: _Entry, now: float) -> dict[str, Any]:
         "head": info.head,
         "interrupts": [interrupt_record(p) for p in entry.pending],
         "problem": entry.problem,
+        "worker": entry.worker or None,
     }
+
+
+def with_workers(checkpointer: Checkpointer, entries: list[_Entry], status: str | None) -> list[_Entry]:
+    """The entries with the worker holding each running run, after the queued runs of new threads."""
+    try:
+        rows = {row.thread_id: row for row in run_queue(checkpointer).rows()}
+    except ActorGraphError:  # a memory store, or the queue cannot be read: no worker to show
+        return entries
+    listed = {entry.info.thread_id for entry in entries}
+    fresh = [
+        _Entry(ThreadInfo(row.thread_id, "", row.state, row.updated_at), worker=row.worker or "")
+        for row in rows.values()
+        if row.thread_id not in listed and status in (None, row.state)
+    ]
+    held = [
+        dataclasses.replace(e, worker=rows[e.info.thread_id].worker or "")
+        if e.info.thread_id in rows and rows[e.info.thread_id].state == "running"
+        else e
+        for e in entries
+    ]
+    return fresh + held

@@ -25,6 +25,7 @@ from actorgraph import (
     RunTimeoutError,
     VertexError,
 )
+from actorgraph._api.queued import workers_running
 from actorgraph._api.text import PREVIEW_CHARS, Preview, dumps, preview
 from actorgraph.checkpoint import Checkpointer
 from actorgraph.checkpoint._load import answer_aad
@@ -89,6 +90,9 @@ class Ledger:
     def answer(self, thread_id: str, interrupt_id: str, value: Any, by: str) -> None:
         """Start the run that takes the answer, once the store has claimed it for this question.
 
+        While workers run (`actorgraph worker`), the answer is claimed here and its
+        run queued for them (`CompiledGraph.submit`).
+
         Raises:
             AlreadyAnsweredError: another answer to the question was claimed first (who, when).
             ResumeError: the question is not waiting for an answer (not pending, another thread's).
@@ -101,6 +105,9 @@ class Ledger:
                 self._refuse_if_answered(thread_id, interrupt_id)  # who won says more than "wait"
             self._refuse_if_running(thread_id)
             command = Command(resume={interrupt_id: value})
+            if workers_running(self._compiled.checkpointer):  # claimed here, run by a worker
+                self._compiled.submit(command, thread_id=thread_id, answered_by=by)
+                return
             self._started(thread_id, self._compiled.start(command, thread_id=thread_id, answered_by=by))
 
     def retry(self, thread_id: str) -> None:

@@ -46,7 +46,8 @@ def approvals_graph(calls: SharedDict) -> ag.Graph:
 
 def test_two_send_tasks_interrupt_and_are_answered_one_by_one(compile_graph: Compile, store: Any) -> None:
     calls = SharedDict()
-    app = compile_graph(approvals_graph(calls), checkpointer=store)
+    # the fallback path (the live one: tests/api/test_live_interrupts.py): an answer re-runs its task
+    app = compile_graph(approvals_graph(calls), checkpointer=store, live_interrupts=None)
     first = app.invoke({"items": ["a", "b"], "verdicts": []}, thread_id="sends")
     assert first.status == "interrupted"
     by_value = {i.value: i for i in first.interrupts}

@@ -43,7 +43,8 @@ class Example(NamedTuple):
 RUNS: dict[str, Example] = {
     "agent.py": Example((), "Lima: sunny after 3 attempts"),
     "functional.py": Example((), "calls after the answer: {'outline': 1, 'section': 3}"),
-    "nested_invoke.py": Example((), "done: published=True, runs: {'draft': 1, 'review': 2}"),
+    "nested_invoke.py": Example((), "done: published=True, runs: {'draft': 1, 'review': 1}"),
+    "live_interrupts.py": Example((), "fallback: shipped=True, charged 2 time(s)"),
     "approval.py": Example(("--db", "{tmp}/a.db", "ask", "release notes"), '"status": "published"', "y\n"),
     "approval_inbox.py": Example((), "inbox empty; every expense settled"),
     "cache_and_defer.py": Example((), "the model was called 2 times"),
@@ -66,6 +67,8 @@ RUNS: dict[str, Example] = {
     "supervisor.py": Example((), "turns: researcher -> writer: need more -> researcher -> writer"),
     "superstep_state.py": Example((), "runs: {'news': 1, 'prices': 2, 'weather': 1}"),
     "supersteps.py": Example((), "superstep 2: left, right"),
+    "tracing.py": Example((), "11 spans in 1 trace"),
+    "workers.py": Example((), "notes-tides published: True True"),
 }
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")

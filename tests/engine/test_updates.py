@@ -225,7 +225,7 @@ def test_compile_context_is_the_default_of_every_run_and_of_resumes(compile_grap
     g.add_vertex("ask", ask)
     g.add_edge(ag.START, "ask")
     g.add_edge("ask", ag.END)
-    app = compile_graph(g, checkpointer=store, context={"client": "default"})
+    app = compile_graph(g, checkpointer=store, context={"client": "default"}, live_interrupts=None)
     app.invoke({}, thread_id="ctx")
     app.invoke(ag.Command(resume="yes"), thread_id="ctx")  # no context= on the resume
     app.invoke({}, thread_id="other", context={"client": "mine"})

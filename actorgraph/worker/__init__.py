@@ -24,12 +24,13 @@ import threading
 from types import FrameType
 from typing import Any
 
+from actorgraph._api.queued import Submitted
 from actorgraph._model.errors import ConfigError
 from actorgraph.checkpoint._queue import check_lease, worker_name
 from actorgraph.worker._loop import Worker
 from actorgraph.worker._target import Target, compiled_on_store
 
-__all__ = ["run"]
+__all__ = ["Submitted", "run"]
 
 _LARGEST = 1024
 

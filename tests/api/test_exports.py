@@ -156,7 +156,7 @@ PUBLIC = {
     "actorgraph.cache": ["MemoryCache", "SqliteCache"],
     "actorgraph.cli": ["main"],
     "actorgraph.web": ["app"],
-    "actorgraph.worker": ["run"],
+    "actorgraph.worker": ["Submitted", "run"],
 }
 
 

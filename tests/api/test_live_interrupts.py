@@ -7,6 +7,7 @@ update before the answer) twice.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -332,3 +333,15 @@ def test_an_answer_claimed_by_another_process_is_never_continued_by_the_waiting_
             child.kill()
     # this process ran the vertex again; the waiting one never went on with the answer
     assert ledger.read_text().split() == ["before", "before", "after:here"]
+
+
+def test_answers_through_start_and_ainvoke_go_on_live() -> None:
+    effects: list[str] = []
+    with line_graph(("ask", asks(effects))).compile(MemoryCheckpointer()) as app:
+        app.invoke({"n": 1}, thread_id="h")
+        handle = app.start(ag.Command(resume="by handle"), thread_id="h")
+        assert handle.result(30).state == {"n": 1, "ask": "by handle"}
+        app.invoke({"n": 2}, thread_id="a")
+        done = asyncio.run(app.ainvoke(ag.Command(resume="by await"), thread_id="a"))
+    assert done.state == {"n": 2, "ask": "by await"}
+    assert effects == ["ask:before", "ask:after=by handle", "ask:before", "ask:after=by await"]

@@ -8,19 +8,22 @@ waits for up to `compile(live_interrupts=...)`.
 
 A resumed run's order for that task comes to the same pool. If a seat waits
 for the question that order answers, and the answer was claimed in this
-process (`note_claimed`, called once the claim is stored: exactly once,
-durable), the order is handed to the seat instead of an actor (`adopt`): the
-vertex goes on from the line that asked, as that order's attempt, and reports
-to that run. Anything else (no seat, an answer claimed elsewhere, the wait
-over, the graph closed) leaves the order to run the vertex again: the
-fallback path. A seat that is released unwinds its vertex and reports
-nothing more.
+process (`note_claimed` marks it as the claim is made; the claim is stored,
+exactly once, before any order runs), the order is handed to the seat instead
+of an actor (`adopt`): the vertex goes on from the line that asked, as that
+order's attempt, and reports to that run. Anything else (no seat, an answer claimed elsewhere, the wait
+over, the graph closed, the state updated before the answer) leaves the order
+to run the vertex again: the fallback path. A seat whose question is answered
+without it being taken, or whose answer another process stored (a watcher
+thread looks about once a second), is released: its vertex unwinds and
+reports nothing more.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +56,7 @@ class _Seat:
         self.thread_id = order.env.thread_id
         self.event = threading.Event()
         self.state = "waiting"  # -> "taken" (an order took it over) or "released"
-        self.claimed = False  # its answer was claimed in this process
+        self.claimed: float | None = None  # when this process began to claim its answer
         self.adopter: Order | None = None
 
 
@@ -72,7 +75,7 @@ def note_claimed(ids: list[str]) -> None:
         for question in ids:
             seat = _SEATS.get(question)
             if seat is not None:
-                seat.claimed = True
+                seat.claimed = time.monotonic()
 
 
 def claim_lost(ids: list[str]) -> None:
@@ -102,14 +105,15 @@ def adopt(owner: object, order: Order) -> bool:
     question = interrupt_id(env.thread_id, env.line, task.step, task.id, len(task.resumes) - 1)
     with _LOCK:
         seat = _SEATS.get(question)
-        if seat is None or seat.owner is not owner or not seat.claimed or seat.state != "waiting":
+        if seat is None or seat.state != "waiting":
             return False
-        if seat.inputs != _inputs(task):  # its state was changed meanwhile: the vertex runs again on it
-            return False
-        del _SEATS[question]
-        seat.state, seat.adopter = "taken", order
+        del _SEATS[question]  # answered now: taken over here, or never (it runs again elsewhere)
+        # not claimed here, another graph's pool, or its state changed meanwhile: the vertex runs again
+        taken = seat.claimed is not None and seat.owner is owner and seat.inputs == _inputs(task)
+        seat.state = "taken" if taken else "released"
+        seat.adopter = order if taken else None
     seat.event.set()
-    return True
+    return taken
 
 
 def _inputs(task: Task) -> tuple[str, ...]:
@@ -126,6 +130,7 @@ def release_all(owner: object) -> None:
 # -- the watcher: answers claimed by other processes --------------------------------
 
 POLL = 1.0  # seconds between looks for answers another process claimed
+CLAIM_GRACE = 30.0  # seconds a seat whose answer this process claimed waits for its order
 _WAKE = threading.Event()
 _watcher: threading.Thread | None = None
 
@@ -149,7 +154,8 @@ def _watching() -> None:
         _WAKE.wait(POLL)
         _WAKE.clear()
         with _LOCK:
-            watched = [(q, s) for q, s in _SEATS.items() if _shared(s) and not s.claimed]
+            late = time.monotonic() - CLAIM_GRACE  # claimed here, yet no order came: look in the store
+            watched = [(q, s) for q, s in _SEATS.items() if _shared(s) and _unclaimed(s, late)]
             if not any(_shared(s) for s in _SEATS.values()):
                 _watcher = None
                 return
@@ -163,8 +169,13 @@ def _shared(seat: _Seat) -> bool:
     return seat.store is not None and not isinstance(seat.store, MemoryCheckpointer)
 
 
+def _unclaimed(seat: _Seat, late: float) -> bool:
+    """Not claimed by this process, or claimed before `late` and never taken over."""
+    return seat.claimed is None or seat.claimed <= late
+
+
 def _unclaimed_among(questions: frozenset[str], question: str, seat: _Seat) -> bool:
-    return question in questions and not seat.claimed
+    return question in questions and _unclaimed(seat, time.monotonic() - CLAIM_GRACE)
 
 
 def _answered_elsewhere(question: str, seat: _Seat) -> bool:

@@ -234,6 +234,7 @@ def test_an_update_before_the_answer_runs_the_vertex_again_on_the_new_state() ->
     with line_graph(("ask", asks(effects))).compile(MemoryCheckpointer()) as app:
         app.invoke({"n": 1}, thread_id="u")
         done = app.invoke(ag.Command(resume="ok", update={"n": 2}), thread_id="u")
+        assert waiting() == 0  # the vertex that waited was released, not left for ten minutes
     assert done.state == {"n": 2, "ask": "ok"}  # the waiting vertex held n=1: it did not go on
     assert effects == ["ask:before", "ask:before", "ask:after=ok"]
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import os
-import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +95,8 @@ class WorkerRow:
 
 def worker_name() -> str:
     """`host:pid`, the default name of a worker process."""
+    import socket  # noqa: PLC0415 - only workers need it, and `import actorgraph` stays slim
+
     return f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -291,6 +291,7 @@ class SqlStore(SqlAnswers, StoreBase):
     def delete_thread(self, thread_id: str) -> None:
         """Remove a thread: its checkpoints, writes and blobs, and its subgraphs' threads (`thread|...`).
 
+        A run of it queued for workers goes too (no worker starts it again).
         Nothing happens if it is absent.
         """
         m, prefix = self.dialect.mark, thread_id + NS
@@ -307,6 +308,8 @@ class SqlStore(SqlAnswers, StoreBase):
             ):  # row first: locks
                 where = f"thread_id = {m} OR substr(thread_id, 1, {m}) = {m}"
                 conn.execute(f"DELETE FROM actorgraph_{table} WHERE {where}", args)  # noqa: S608
+            if self._has_table(conn, "actorgraph_queue"):  # made by the first submit
+                conn.execute(f"DELETE FROM actorgraph_queue WHERE thread_id = {m}", (thread_id,))  # noqa: S608
 
         self._write(f"deleting thread {thread_id!r}", work)
 

@@ -15,6 +15,7 @@ from actorgraph.cli._exits import CommandError, guarded
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
 from actorgraph.cli._outcome import Next, tell_done
 from actorgraph.cli._target import find
+from actorgraph.cli._thread import GRAPH_KEY, recorded_form
 
 __all__ = ["queued_answer", "worker"]
 
@@ -73,6 +74,7 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
         concurrency=concurrency,
         lease=lease,
         name=named,
+        labels={GRAPH_KEY: recorded_form(target)},  # `answer` and `resume` then need no -g
     )
     stderr.print(f"worker {named} stopped after finishing {finished} runs", highlight=False, markup=False)
     return DONE

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -51,6 +52,7 @@ def run(  # noqa: PLR0913 - the target, its store and the worker's bounds, all k
     lease: float = 30.0,
     name: str | None = None,
     stop: threading.Event | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> int:
     """Run queued runs of `target` until stopped (SIGTERM, Ctrl-C, or `stop` set); return how many finished.
 
@@ -65,6 +67,9 @@ def run(  # noqa: PLR0913 - the target, its store and the worker's bounds, all k
             worker takes it over this long after this one died.
         name: the worker's name in the queue and `actorgraph threads` (default `host:pid`).
         stop: set it to stop the worker (from another thread).
+        labels: thread metadata to record with each thread the worker ran, where the
+            thread has none of it (`actorgraph worker` records its TARGET, so
+            `actorgraph answer` needs no `-g`).
 
     On SIGTERM or Ctrl-C (in the main thread), the runs still going are cancelled
     and queued again, so another worker resumes them from their checkpoints at once.
@@ -76,7 +81,7 @@ def run(  # noqa: PLR0913 - the target, its store and the worker's bounds, all k
     lease, concurrency = check_lease(lease), _check_concurrency(concurrency)
     stop = stop if stop is not None else threading.Event()
     with compiled_on_store(target, dsn, db) as app, _signals(stop):
-        worker = Worker(app, name or worker_name(), concurrency, lease)
+        worker = Worker(app, name or worker_name(), concurrency, lease, labels=dict(labels or {}))
         try:
             worker.serve(stop)
         except KeyboardInterrupt:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ class Worker:
     concurrency: int
     lease: float
     poll: float = 0.2
+    labels: Mapping[str, str] = field(default_factory=dict)  # recorded with each thread it runs
     queue: RunQueue = field(init=False)
     _held: dict[str, _Held] = field(default_factory=dict, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -111,11 +113,25 @@ class Worker:
             return
         error = done.exception()
         if error is None:
+            self._label(thread_id)
             self._finish(thread_id, "done")
         elif isinstance(error, RunCancelledError):
             self._finish(thread_id, "queued")
         else:
             self._finish(thread_id, "failed", f"{type(error).__name__}: {error}")
+
+    def _label(self, thread_id: str) -> None:
+        """Record the worker's labels with a thread it ran, where the thread has none of its own."""
+        store = self.app.checkpointer
+        if not self.labels or store is None:
+            return
+        try:
+            have = store.get_metadata(thread_id)
+            missing = {k: v for k, v in self.labels.items() if k not in have}
+            if missing:
+                store.set_metadata(thread_id, missing)
+        except ActorGraphError as exc:  # labels help people later; the run itself is done
+            log.warning("worker %s could not label thread %s: %s", self.name, thread_id, exc)
 
     def _finish(self, thread_id: str, state: str, error: str | None = None) -> None:
         try:

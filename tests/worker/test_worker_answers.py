@@ -93,7 +93,8 @@ def test_actorgraph_answer_queues_the_resume_and_waits_for_it(worker: str, tmp_p
         _paused(compiled, "t1")
         _paused(compiled, "t2")
         graph = ["-g", "worker_graphs:asking", "--db", worker]
-        queued = shell("answer", "t1", '"yes"', *graph)
+        assert store.get_metadata("t1")["graph"] == "worker_graphs:asking"  # the worker recorded its TARGET
+        queued = shell("answer", "t1", '"yes"', "--db", worker)  # so no -g is needed
         assert "its resume is queued for the workers" in queued.stdout
         assert _finished(compiled, "t1").state["approved"] == "yes"
         waited = shell.json("answer", "t2", '"no"', "--wait", *graph)

@@ -71,7 +71,7 @@ def theirs(work: float) -> Callable[[], object]:
 
     def review(state: State) -> State:
         _before(work)
-        return {"answer": interrupt("ship?")}
+        return {**state, "answer": interrupt("ship?")}
 
     builder = StateGraph(State)
     builder.add_node("review", review)
@@ -127,7 +127,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
-    print("\n".join(rows(args.repeat)))  # noqa: T201 - a benchmark prints its table
+    print("\n".join(rows(args.repeat)))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from actorgraph._api.request import (
 from actorgraph._build.builder import GraphBuilder
 from actorgraph._build.validate import build_spec, check_child_checkpointers
 from actorgraph._engine.clock import Clock
+from actorgraph._model.errors import ConfigError
 from actorgraph._model.policy import NodeCache
 from actorgraph._model.runs import Breakpoints
 from actorgraph._model.spec import GraphSpec
@@ -83,8 +84,10 @@ class Graph(GraphBuilder[S]):
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
-            ConfigError: `cache` is not a node cache, or `live_interrupts` is not a positive duration.
+            ConfigError: `checkpointer` is not a checkpointer, True, False or None; `cache` is not a
+                node cache; or `live_interrupts` is not a positive duration.
         """
+        _check_checkpointer(checkpointer)
         backend = choose_backend(backend, actors)
         spec = build_spec(self)
         backend.check(spec)
@@ -112,3 +115,32 @@ def _persisted(settings: GraphSettings, checkpointer: Checkpointer | bool | None
     saver = None if isinstance(checkpointer, bool) else checkpointer
     check_child_checkpointers(settings.spec, saver)
     return dataclasses.replace(settings, checkpointer=saver, stateful=checkpointer is True)
+
+
+def _check_checkpointer(value: Any) -> None:
+    """Refuse a `compile(checkpointer=)` that is no store, True, False or None (a path, a class, a number).
+
+    A store is recognized by what the engine calls on every one; anything else
+    taken would fail every later run as if its thread were damaged.
+
+    Raises:
+        ConfigError: naming what was passed and what is taken.
+    """
+    if value is None or isinstance(value, bool):
+        return
+    needed = ("put", "get", "get_writes", "get_blobs", "history")
+    if not isinstance(value, type) and all(callable(getattr(value, m, None)) for m in needed):
+        return
+    msg = (
+        "compile(checkpointer=...) takes a checkpointer (MemoryCheckpointer(), SqliteCheckpointer"
+        "(path), PostgresCheckpointer(dsn)), True or False (a subgraph that keeps its state "
+        f"between its parent's runs, or not) or None; got {_named(value)}"
+    )
+    raise ConfigError(msg)
+
+
+def _named(value: Any) -> str:
+    """What was passed instead of a checkpointer, as an error message names it."""
+    if isinstance(value, type):
+        return f"the class {value.__name__} itself (pass an instance: {value.__name__}(...))"
+    return type(value).__name__

@@ -19,6 +19,7 @@ from shared import SharedDict, SharedList
 
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
+from actorgraph.func import entrypoint
 from actorgraph.merge import append, by_key
 
 Compile = Callable[..., ag.CompiledGraph[Any]]
@@ -164,6 +165,24 @@ def test_a_subgraph_compiled_with_another_checkpointer_is_refused_at_the_parents
     own = MemoryCheckpointer()
     with pytest.raises(ag.GraphValidationError, match="checkpointer of its own"):
         host(chat().compile(checkpointer=own)).compile(MemoryCheckpointer())
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("runs.db", "got str"),
+        (1, "got int"),
+        (MemoryCheckpointer, r"got the class MemoryCheckpointer itself \(pass an instance"),
+        (object(), "got object"),
+    ],
+)
+def test_a_checkpointer_that_is_none_of_a_store_true_false_or_none_is_refused_at_compile(
+    given: Any, named: str
+) -> None:
+    with pytest.raises(ag.ConfigError, match=f"takes a checkpointer .*True or False.*; {named}"):
+        chat().compile(checkpointer=given)
+    with pytest.raises(ag.ConfigError, match="takes a checkpointer"):
+        entrypoint(checkpointer=given)(lambda value: value)
 
 
 def test_a_stateful_graph_does_not_run_alone(compile_graph: Compile) -> None:

@@ -352,12 +352,11 @@ class CompiledGraph(Generic[S]):
         its own name, not by its code.
 
         Raises:
-            ConfigError: a name that is not a vertex of this graph.
+            ConfigError: a name that is not a vertex of this graph, or `vertices` is not names.
         """
-        cache = self._settings.cache
-        if cache is None:
-            return
-        cache.clear(cache_namespaces(self.spec, vertices))
+        namespaces = cache_namespaces(self.spec, vertices)  # names checked with or without a cache
+        if self._settings.cache is not None:
+            self._settings.cache.clear(namespaces)
 
     # -- lifecycle -------------------------------------------------------------------------
 

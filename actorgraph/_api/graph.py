@@ -14,6 +14,10 @@ from actorgraph._api.request import (
     GraphSettings,
     check_cache,
     check_durability,
+    check_store,
+    check_tracing,
+    described,
+    has_methods,
     live_seconds,
     resolve_breakpoints,
 )
@@ -84,10 +88,13 @@ class Graph(GraphBuilder[S]):
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
-            ConfigError: `checkpointer` is not a checkpointer, True, False or None; `cache` is not a
-                node cache; or `live_interrupts` is not a positive duration.
+            ConfigError: `checkpointer` is not a checkpointer, True, False or None; `store` is not
+                a memory store; `cache` is not a node cache; `tracing` is not a bool; or
+                `live_interrupts` is not a positive duration.
         """
         _check_checkpointer(checkpointer)
+        check_store(store)
+        tracing = check_tracing(tracing)
         backend = choose_backend(backend, actors)
         spec = build_spec(self)
         backend.check(spec)
@@ -96,7 +103,7 @@ class Graph(GraphBuilder[S]):
             spec, None, breakpoints, check_durability(durability), tuple(listeners), context, backend
         )
         live, cache = live_seconds(live_interrupts), check_cache(spec, cache)
-        settings = dataclasses.replace(settings, store=store, cache=cache, live=live, tracing=bool(tracing))
+        settings = dataclasses.replace(settings, store=store, cache=cache, live=live, tracing=tracing)
         return CompiledGraph(_persisted(settings, checkpointer), clock=clock)
 
     def _breakpoints(self, spec: GraphSpec, before: Any, after: Any) -> Breakpoints:
@@ -128,19 +135,11 @@ def _check_checkpointer(value: Any) -> None:
     """
     if value is None or isinstance(value, bool):
         return
-    needed = ("put", "get", "get_writes", "get_blobs", "history")
-    if not isinstance(value, type) and all(callable(getattr(value, m, None)) for m in needed):
+    if has_methods(value, ("put", "get", "get_writes", "get_blobs", "history")):
         return
     msg = (
         "compile(checkpointer=...) takes a checkpointer (MemoryCheckpointer(), SqliteCheckpointer"
         "(path), PostgresCheckpointer(dsn)), True or False (a subgraph that keeps its state "
-        f"between its parent's runs, or not) or None; got {_named(value)}"
+        f"between its parent's runs, or not) or None; got {described(value)}"
     )
     raise ConfigError(msg)
-
-
-def _named(value: Any) -> str:
-    """What was passed instead of a checkpointer, as an error message names it."""
-    if isinstance(value, type):
-        return f"the class {value.__name__} itself (pass an instance: {value.__name__}(...))"
-    return type(value).__name__

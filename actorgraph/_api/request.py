@@ -230,7 +230,7 @@ def check_cache(spec: GraphSpec, cache: Any) -> NodeCache | None:
                 "compile(cache=MemoryCache()) or SqliteCache(path)"
             )
         return None
-    if not all(callable(getattr(cache, m, None)) for m in ("digest", "get", "put", "clear")):
+    if not has_methods(cache, ("digest", "get", "put", "clear")):
         msg = (
             f"compile(cache=...) takes a node cache (MemoryCache(), SqliteCache(path)), got "
             f"{type(cache).__name__}"
@@ -255,6 +255,45 @@ def _cached_vertices(spec: GraphSpec, prefix: str = "") -> list[str]:
     return found
 
 
+def check_store(store: Any) -> None:
+    """`compile(store=)` checked: None, or an object with a store's `put` and `get` (`actorgraph.store`).
+
+    Raises:
+        ConfigError: naming what was passed; otherwise a vertex's `ctx.store.put` would fail mid-run.
+    """
+    if store is None or has_methods(store, ("put", "get")):
+        return
+    msg = (
+        "compile(store=...) takes a memory store (MemoryStore(), SqliteStore(path), PostgresStore(dsn) "
+        f"from actorgraph.store), or None; got {described(store)}"
+    )
+    raise ConfigError(msg)
+
+
+def has_methods(value: Any, names: Iterable[str]) -> bool:
+    """Whether `value` is an object (not a class) with each of these methods."""
+    return not isinstance(value, type) and all(callable(getattr(value, name, None)) for name in names)
+
+
+def described(value: Any) -> str:
+    """What was passed instead of an object a compile option takes, as an error message names it."""
+    if isinstance(value, type):
+        return f"the class {value.__name__} itself (pass an instance: {value.__name__}(...))"
+    return type(value).__name__
+
+
+def check_tracing(tracing: Any) -> bool:
+    """`compile(tracing=)` checked: True or False (a string such as "no" would read as True).
+
+    Raises:
+        ConfigError: anything else.
+    """
+    if isinstance(tracing, bool):
+        return tracing
+    msg = f"compile(tracing=...) takes True or False, got {tracing!r}"
+    raise ConfigError(msg)
+
+
 def cache_namespaces(spec: GraphSpec, vertices: Sequence[str] | None) -> list[str]:
     """The node cache's namespaces of these vertices of `spec` (None: all, subgraphs' inside too).
 
@@ -267,6 +306,11 @@ def cache_namespaces(spec: GraphSpec, vertices: Sequence[str] | None) -> list[st
             if vertex.child is not None:
                 found.extend(cache_namespaces(vertex.child.spec, None))
         return found
+    if not isinstance(vertices, str | list | tuple | set | frozenset):
+        msg = (
+            f"clear_cache(vertices=...) takes a vertex name or a list of them, got {type(vertices).__name__}"
+        )
+        raise ConfigError(msg)
     names = [vertices] if isinstance(vertices, str) else list(vertices)
     unknown = [name for name in names if name not in spec.vertices]
     if unknown:

@@ -52,7 +52,7 @@ class Schema:
         """
         self.cls = cls
         self.role = role
-        self.kind = _kind(cls)
+        self.kind = _kind(cls, role)
         hints = _hints(cls)
         self.annotations: dict[str, Any] = {}
         self.reducers: dict[str, Callable[[Any, Any], Any]] = {}
@@ -248,7 +248,7 @@ def _unresolvable(cls: type, error: Exception) -> tuple[str, Exception]:
     return "?", error
 
 
-def _kind(cls: Any) -> Kind:
+def _kind(cls: Any, role: str) -> Kind:
     if typing.is_typeddict(cls):
         return "typeddict"
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
@@ -256,7 +256,7 @@ def _kind(cls: Any) -> Kind:
     if isinstance(cls, type) and hasattr(cls, "model_validate") and hasattr(cls, "model_fields"):
         return "pydantic"
     msg = (
-        f"Graph(state=...) takes a TypedDict, a dataclass or a pydantic model class, got {cls!r}; "
+        f"Graph({role}=...) takes a TypedDict, a dataclass or a pydantic model class, got {cls!r}; "
         "leave it out to check nothing"
     )
     raise GraphValidationError(msg)

@@ -126,7 +126,12 @@ class TaskFunction(Generic[T]):
         timeout: float | None = None,
         cache: CachePolicy | None = None,
     ) -> None:
-        """Make `fn` a task (see `task`)."""
+        """Make `fn` a task (see `task`).
+
+        Raises:
+            ConfigError: `fn` is not a function, or is a generator function.
+            GraphValidationError: `retry`, `timeout` or `cache` is not one a vertex takes.
+        """
         if not callable(fn):
             msg = f"@task decorates a function, got {type(fn).__name__}"
             raise ConfigError(msg)
@@ -137,6 +142,7 @@ class TaskFunction(Generic[T]):
         self.name = str(name or _name_of(fn) or "task")
         self._graph: CompiledGraph[Any] | None = None
         self.options: dict[str, Any] = {"retry": retry, "timeout": timeout, "cache": cache}
+        self._graph_of()  # checks the options now, not at the first call
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -180,13 +186,17 @@ class TaskFunction(Generic[T]):
         graph, self._graph = self._graph, None
         return graph
 
-    def _compiled(self) -> CompiledGraph[Any]:
+    def _graph_of(self) -> Graph[Any]:
+        """START -> the task's vertex -> END (`add_vertex` refuses options it cannot use)."""
         g: Graph[Any] = Graph(name=self.name, returns="state")
         options = {k: v for k, v in self.options.items() if v is not None}
         g.add_vertex(self.name, _call_of(self.fn), **options)
         g.add_edge(START, self.name)
         g.add_edge(self.name, END)
-        return quiet_compile(g)
+        return g
+
+    def _compiled(self) -> CompiledGraph[Any]:
+        return quiet_compile(self._graph_of())
 
 
 def _name_of(fn: Any) -> str | None:

@@ -152,6 +152,8 @@ def canonical(value: dict[str, Any]) -> bool:
     role = value.get("role")
     if role not in ROLES or type(value.get("content")) not in _CONTENT:
         return False
+    if value.get("id") is not None and type(value["id"]) is not str:
+        return False
     if role == "tool" and type(value.get("tool_call_id")) is not str:
         return False
     if "tool_calls" not in value:
@@ -200,6 +202,12 @@ def _check(out: dict[str, Any], given: Any) -> None:
         msg = (
             f"the message {_shown(given)} has content of type {type(out['content']).__name__}; "
             "content is a string or a list of content blocks"
+        )
+        raise InvalidUpdateError(msg)
+    if out.get("id") is not None and not isinstance(out["id"], str):
+        msg = (
+            f"the message {_shown(given)} has an id of type {type(out['id']).__name__}; an id is a "
+            "string (leave it out and one is given)"
         )
         raise InvalidUpdateError(msg)
     if out["role"] == "tool" and not isinstance(out.get("tool_call_id"), str):

@@ -64,7 +64,30 @@ class ModelVertex:
     """The agent's `"agent"` vertex: call the model with the prompt and the conversation, add its reply."""
 
     def __init__(self, model: Any, tools: ToolNode, prompt: Prompt, messages_key: str = "messages") -> None:
-        """Bind the tools to the model when it can take them (`bind_tools`)."""
+        """Bind the tools to the model when it can take them (`bind_tools`).
+
+        Raises:
+            ConfigError: the model is neither callable nor has `.invoke()` / `.stream()`, or the
+                prompt is none of a string, a message or a function of the state.
+        """
+        if not (
+            callable(model)
+            or callable(getattr(model, "invoke", None))
+            or callable(getattr(model, "stream", None))
+        ):
+            msg = f"the agent's model must be a function of the messages or have .invoke(), got {model!r}"
+            raise ConfigError(msg)
+        if not (
+            prompt is None
+            or isinstance(prompt, str | Mapping)
+            or callable(prompt)
+            or hasattr(prompt, "content")
+        ):
+            msg = (
+                f"the agent's prompt must be a system message's text, a message, or a function of the "
+                f"state returning the model's messages; got {type(prompt).__name__}"
+            )
+            raise ConfigError(msg)
         bind = getattr(model, "bind_tools", None)
         if callable(bind) and tools.tools:
             model = bind([t.fn if t.native else t.spec() for t in tools.tools.values()])
@@ -105,11 +128,8 @@ class ModelVertex:
                 reply = {**reply, "id": message_id}
         elif hasattr(model, "invoke") and not _plain_function(model):
             reply = _answer(model.invoke(messages))
-        elif callable(model):
-            reply = _answer(model(messages))
         else:
-            msg = f"the agent's model must be a function of the messages or have .invoke(), got {model!r}"
-            raise ConfigError(msg)
+            reply = _answer(model(messages))  # callable: checked when the vertex was made
         return {self.messages_key: [reply]}
 
 

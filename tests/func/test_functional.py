@@ -168,6 +168,24 @@ def test_async_entrypoints_await_their_tasks() -> None:
         assert asyncio.run(flow.ainvoke(1, thread_id="x")).state == 6
 
 
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        ({"retry": "twice"}, "retry must be a RetryPolicy or a list of them, got 'twice'"),
+        ({"timeout": -1}, "timeout must be a positive number of seconds, got -1"),
+        ({"cache": 60}, "cache must be a CachePolicy"),
+    ],
+)
+def test_a_tasks_options_are_checked_when_it_is_made_not_at_its_first_call(
+    options: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(ag.GraphValidationError, match=f"vertex 'late': {says}"):
+
+        @task(**options)
+        def late(x: int) -> int:
+            return x
+
+
 def test_a_task_called_outside_any_run_simply_runs() -> None:
     assert double(21).result() == 42
 

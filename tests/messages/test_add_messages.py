@@ -160,6 +160,7 @@ def test_a_state_message_without_an_id_gets_the_same_id_every_time() -> None:
         ({"role": "assistant", "content": "", "tool_calls": [{"args": {}}]}, "has no name"),
         ({"role": "assistant", "content": "", "tool_calls": [{"name": "f", "args": 1}]}, "args of type int"),
         (("user", "a", "b"), "is not a message"),
+        ({"role": "user", "content": "x", "id": 3}, "has an id of type int; an id is a string"),
     ],
 )
 def test_what_is_not_a_message_is_refused_saying_what_was_given(given: object, says: str) -> None:

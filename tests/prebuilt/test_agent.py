@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import pytest
 
-from actorgraph import END, START, Command, Graph, GraphValidationError, RetryPolicy, VertexError
+from actorgraph import END, START, Command, ConfigError, Graph, GraphValidationError, RetryPolicy, VertexError
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 from actorgraph.messages import MessagesState
 from actorgraph.prebuilt import (
@@ -252,6 +252,25 @@ def test_tools_condition_routes_on_the_last_message() -> None:
     assert tools_condition({"messages": [asks(call("add", {}, "1"))]}) == "tools"
     assert tools_condition({"messages": [{"role": "assistant", "content": "hi"}]}) == END
     assert tools_condition([asks(call("add", {}, "1"))]) == "tools"
+
+
+@pytest.mark.parametrize(
+    ("model", "prompt", "says"),
+    [
+        (3, None, "the agent's model must be a function of the messages or have .invoke"),
+        ("gpt", None, "the agent's model must be a function"),
+        (
+            ScriptedModel([]),
+            3,
+            "the agent's prompt must be a system message's text, a message, or a function",
+        ),
+    ],
+)
+def test_a_model_or_prompt_that_cannot_be_called_is_refused_when_the_agent_is_made(
+    model: Any, prompt: Any, says: str
+) -> None:
+    with pytest.raises(ConfigError, match=says):
+        create_react_agent(model, [add], prompt=prompt)
 
 
 def test_a_tool_node_needs_a_reducer_for_the_messages() -> None:

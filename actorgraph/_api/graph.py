@@ -83,26 +83,21 @@ class Graph(GraphBuilder[S]):
             store: a memory store (`actorgraph.store`): every vertex's `ctx.store`, subgraphs' too.
             cache: a node cache (`MemoryCache()`, `SqliteCache(path)`) for vertices with a `CachePolicy`.
             tracing: False: no OpenTelemetry spans (with an SDK set up, each run is a trace).
-            live_interrupts: how long a vertex that called `interrupt()` waits in its actor for its
-                answer, to go on from that line (default 10 minutes; None: never).
+            live_interrupts: how long `interrupt()` waits in its actor to go on live (10 min; None: never).
 
         Raises:
             GraphValidationError: naming the offending vertex or edge.
-            ConfigError: `checkpointer` is not a checkpointer, True, False or None; `store` is not
-                a memory store; `cache` is not a node cache; `tracing` is not a bool; or
-                `live_interrupts` is not a positive duration.
+            ConfigError: an option of the wrong kind (a checkpointer, store or cache that is none).
         """
-        _check_checkpointer(checkpointer)
-        check_store(store)
-        tracing = check_tracing(tracing)
+        _check_stores(checkpointer, store)
         backend = choose_backend(backend, actors)
-        spec = build_spec(self)
-        backend.check(spec)
-        breakpoints = self._breakpoints(spec, interrupt_before, interrupt_after)
-        settings = GraphSettings(
-            spec, None, breakpoints, check_durability(durability), tuple(listeners), context, backend
+        backend.check(spec := build_spec(self))
+        pauses, durability = (
+            self._breakpoints(spec, interrupt_before, interrupt_after),
+            check_durability(durability),
         )
-        live, cache = live_seconds(live_interrupts), check_cache(spec, cache)
+        settings = GraphSettings(spec, None, pauses, durability, tuple(listeners), context, backend)
+        live, cache, tracing = live_seconds(live_interrupts), check_cache(spec, cache), check_tracing(tracing)
         settings = dataclasses.replace(settings, store=store, cache=cache, live=live, tracing=tracing)
         return CompiledGraph(_persisted(settings, checkpointer), clock=clock)
 
@@ -124,22 +119,22 @@ def _persisted(settings: GraphSettings, checkpointer: Checkpointer | bool | None
     return dataclasses.replace(settings, checkpointer=saver, stateful=checkpointer is True)
 
 
-def _check_checkpointer(value: Any) -> None:
+def _check_stores(checkpointer: Any, store: Any) -> None:
     """Refuse a `compile(checkpointer=)` that is no store, True, False or None (a path, a class, a number).
 
     A store is recognized by what the engine calls on every one; anything else
-    taken would fail every later run as if its thread were damaged.
+    taken would fail every later run as if its thread were damaged. Then
+    `compile(store=)` is checked (`check_store`).
 
     Raises:
         ConfigError: naming what was passed and what is taken.
     """
-    if value is None or isinstance(value, bool):
-        return
-    if has_methods(value, ("put", "get", "get_writes", "get_blobs", "history")):
-        return
-    msg = (
-        "compile(checkpointer=...) takes a checkpointer (MemoryCheckpointer(), SqliteCheckpointer"
-        "(path), PostgresCheckpointer(dsn)), True or False (a subgraph that keeps its state "
-        f"between its parent's runs, or not) or None; got {described(value)}"
-    )
-    raise ConfigError(msg)
+    usable = checkpointer is None or isinstance(checkpointer, bool)
+    if not (usable or has_methods(checkpointer, ("put", "get", "get_writes", "get_blobs", "history"))):
+        msg = (
+            "compile(checkpointer=...) takes a checkpointer (MemoryCheckpointer(), SqliteCheckpointer"
+            "(path), PostgresCheckpointer(dsn)), True or False (a subgraph that keeps its state "
+            f"between its parent's runs, or not) or None; got {described(checkpointer)}"
+        )
+        raise ConfigError(msg)
+    check_store(store)

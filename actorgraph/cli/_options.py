@@ -110,6 +110,9 @@ def store_options(fn: Callback) -> Callback:
 
     @functools.wraps(fn)
     def callback(*args: Any, db: str, dsn: str | None, **kwargs: Any) -> int:
+        if _given("db") and _given("dsn"):  # which one is meant cannot be guessed
+            msg = "give --db PATH (a SQLite store) or --dsn DSN (a PostgreSQL store), not both"
+            raise click.UsageError(msg)
         store = StoreChoice(db=db, dsn=dsn, given=_given("db") or _given("dsn"))
         return fn(*args, store=store, **kwargs)
 

@@ -162,7 +162,16 @@ def test_the_commands_printed_to_type_next_quote_every_id(sh: Shell) -> None:
 
 @pytest.mark.timeout(60)
 def test_click_usage_errors_are_one_escaped_line(sh: Shell) -> None:
-    for args in (["run", "x", "--bogus"], ["threads", "--status", "\x1b[31mlost"], ["answer", "t"], ["nope"]):
+    both = ["--db", "a.db", "--dsn", "postgresql://x@localhost/y"]
+    for args in (
+        ["run", "x", "--bogus"],
+        ["threads", "--status", "\x1b[31mlost"],
+        ["answer", "t"],
+        ["nope"],
+        ["threads", *both],
+        ["worker", "flow.yaml", *both],
+    ):
         refused = sh(*args, code=2)
         assert len(refused.stderr.splitlines()) == 1 and refused.stderr.startswith("error: "), refused.stderr
         assert "--help shows how to use it" in refused.stderr and "\x1b" not in refused.stderr
+        assert ("not both" in refused.stderr) == ("--dsn" in args), refused.stderr

@@ -113,6 +113,8 @@ def store_options(fn: Callback) -> Callback:
         if _given("db") and _given("dsn"):  # which one is meant cannot be guessed
             msg = "give --db PATH (a SQLite store) or --dsn DSN (a PostgreSQL store), not both"
             raise click.UsageError(msg)
+        if _given("db"):
+            dsn = None  # a file typed on the command line wins over $ACTORGRAPH_DSN
         store = StoreChoice(db=db, dsn=dsn, given=_given("db") or _given("dsn"))
         return fn(*args, store=store, **kwargs)
 

@@ -375,6 +375,10 @@ def test_a_postgres_store_is_chosen_with_dsn(sh: Shell, postgres_db: str) -> Non
     assert [t["thread_id"] for t in sh.json("threads", "--status", "interrupted")] == ["pg"]
     assert sh.json("answer", "pg", "yes", "-g", "cli_graphs:approval")["status"] == "done"
     assert not (sh.home / "actorgraph.db").exists()
+    # --db typed on the command line wins over $ACTORGRAPH_DSN
+    sh.json("run", "cli_graphs:approval", "--thread", "file", "--db", "local.db", code=3)
+    assert [t["thread_id"] for t in sh.json("threads", "--db", "local.db")] == ["file"]
+    assert "file" not in [t["thread_id"] for t in sh.json("threads")]
 
 
 def test_a_graph_file_is_a_target_too(sh: Shell) -> None:

@@ -16,6 +16,7 @@ from actorgraph._engine.superstep import (
 )
 from actorgraph._model.errors import (
     ActorGraphError,
+    ConfigError,
     MergeConflictError,
     ThreadNotFoundError,
 )
@@ -24,6 +25,7 @@ from actorgraph._model.results import Snapshot
 from actorgraph._model.spec import GraphSpec
 from actorgraph.checkpoint._load import Loaded, load, outcomes
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
+from actorgraph.checkpoint._queue import run_queue
 from actorgraph.checkpoint._store import check_thread_id
 
 __all__ = ["History", "snapshot"]
@@ -75,6 +77,15 @@ def _most_severe(outcomes: Iterable[tuple[str, str]]) -> dict[str, str]:
     return latest
 
 
+def _queued(store: Checkpointer, thread_id: str) -> str | None:
+    """The state of the thread's submitted run ("queued", "running") if it has one not yet started."""
+    try:
+        state = run_queue(store).state_of(thread_id)
+    except ConfigError:  # a store that keeps no queue (in memory)
+        return None
+    return state if state in ("queued", "running") else None
+
+
 class History:
     """A compiled graph's access to the threads in its checkpointer: snapshots, history, updates."""
 
@@ -93,6 +104,12 @@ class History:
         if loaded is None:
             where = f"checkpoint {checkpoint_id!r} of thread" if checkpoint_id else "thread"
             msg = f"{where} {thread_id!r} has no stored checkpoint"
+            queued = None if checkpoint_id else _queued(self._store(), thread_id)
+            if queued is not None:
+                msg += (
+                    f" yet: its submitted run is {queued}, and a worker stores the first checkpoint "
+                    "when it starts it (the handle's wait(), or `actorgraph threads`, tells when)"
+                )
             raise ThreadNotFoundError(msg)
         return loaded
 

@@ -295,6 +295,14 @@ class RunQueue:
         found = self._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
         return _row(found[0]) if found else None
 
+    def state_of(self, thread_id: str) -> str | None:
+        """The state of `thread_id`'s queued run, or None; creates no table in a store never queued to."""
+        if not self._has_tables():
+            return None
+        sql = f"SELECT state FROM actorgraph_queue WHERE thread_id = {self._m}"
+        found = self._store._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
+        return str(found[0][0]) if found else None
+
     def rows(self, *, states: Sequence[str] = ("queued", "running"), limit: int = 1000) -> list[QueuedRow]:
         """Queue rows in these states, oldest submission first (at most `limit`); damaged rows are skipped."""
         marks = ", ".join([self._m] * len(states))

@@ -75,6 +75,12 @@ def test_submit_needs_a_shared_store_and_one_run_per_thread(tmp_path: Path) -> N
             app.submit(ag.Command(goto="split"), thread_id="t2")
         with pytest.raises(ag.RunTimeoutError, match="is a worker running"):
             handle.wait(0.01)
+        with pytest.raises(
+            ag.ThreadNotFoundError, match="'t1' has no stored checkpoint yet: its submitted run is queued"
+        ):
+            app.get_state("t1")
+        with pytest.raises(ag.ThreadNotFoundError, match=r"'t3' has no stored checkpoint$"):
+            app.get_state("t3")
         app.checkpointer.delete_thread("t1")  # a deleted thread's queued run goes too: no worker revives it
         assert handle.status() == "done" and run_queue(store).get("t1") is None
         app.submit({"seed": 2, "log": [], "total": 0}, thread_id="t1")  # the thread id is free again

@@ -201,6 +201,7 @@ def encode_result(r: VertexResult) -> dict[str, Any]:
         **({"nested": [_interrupt(i) for i in r.nested]} if r.nested else {}),
         **({"handoff": [r.handoff.update, list(r.handoff.goto)]} if r.handoff is not None else {}),
         **({"answers": dict(r.answers)} if r.answers else {}),
+        **({"cached": True} if r.cached else {}),
     }
 
 
@@ -234,6 +235,7 @@ def decode_result(rec: Mapping[str, Any], nodes: Mapping[str, Node]) -> VertexRe
         nested=tuple(i for i in map(_interrupt_back, rec.get("nested", ())) if i is not None),
         handoff=Handoff(rec["handoff"][0], tuple(rec["handoff"][1])) if "handoff" in rec else None,
         answers=rec.get("answers"),
+        cached=rec.get("cached", False),
         node=node,
     )
 

@@ -151,6 +151,7 @@ _RESULT = _fields(
         "nested": _list_of(_INTERRUPT),
         "handoff": _row(_any, _list_of(_STR)),
         "answers": _DICT,
+        "cached": _BOOL,
     },
 )
 _WRITE = _fields({"result": _RESULT, "nodes": _NODES})

@@ -290,3 +290,27 @@ def test_an_input_the_default_key_cannot_serialize_fails_the_task_naming_the_way
         pytest.raises(ag.SerializationError, match=r"cannot make a key of its input .* key= function"),
     ):
         app.invoke({"client": object()})
+
+
+def test_a_cache_hit_stays_marked_cached_when_its_superstep_is_read_back_from_the_store() -> None:
+    double = Counted(lambda s: {"n": s["n"] * 2})
+
+    def ask(state: Any) -> Any:
+        return {"answer": ag.interrupt("go on?")}
+
+    g: ag.Graph = ag.Graph(name="paused", merge=by_key({"n": append, "answer": append}), returns="update")
+    g.add_vertex("double", double, cache=ag.CachePolicy())
+    g.add_vertex("ask", ask)
+    g.add_edge(ag.START, "double")
+    g.add_edge(ag.START, "ask")
+    g.add_edge("double", ag.END)
+    g.add_edge("ask", ag.END)
+    with g.compile(MemoryCheckpointer(), cache=ag.MemoryCache()) as app:
+        app.invoke({"n": [1]}, thread_id="first")
+        app.invoke({"n": [1]}, thread_id="second")  # double's outcome comes from the cache
+        cached = {
+            thread: {r.vertex: r.cached for r in app.get_state(thread).superstep.results.values()}
+            for thread in ("first", "second")
+        }
+    assert double.calls == 1
+    assert cached == {"first": {"double": False, "ask": False}, "second": {"double": True, "ask": False}}

@@ -44,3 +44,13 @@ NOT_CALLABLE = 42
 
 def passthrough(state: dict[str, Any]) -> None:
     return None
+
+
+def step(state: dict[str, Any]) -> dict[str, Any]:
+    """One step of a branch: adds a mark to `log`."""
+    return {"log": ["step"]}
+
+
+def gather(state: dict[str, Any]) -> dict[str, Any]:
+    """An aggregator: notes how many marks it saw, once per run of it."""
+    return {"gathered": [len(state["log"])]}

@@ -107,6 +107,34 @@ def test_breakpoints_and_interrupts_from_the_file() -> None:
     assert result.status == "done" and result.state == {"answer": "yes", "outcome": "approved"}
 
 
+@pytest.mark.parametrize(("defer", "gathered"), [("true", [4]), ("false", [1, 3])])
+def test_a_deferred_aggregator_from_the_file_runs_once_after_uneven_branches(
+    defer: str, gathered: list[int]
+) -> None:
+    text = f"""\
+        state:
+          log: {{type: list, reducer: append}}
+          gathered: {{type: list, reducer: append}}
+        returns: update
+        vertices:
+          - {{id: a, fn: config_vertices:step}}
+          - {{id: b1, fn: config_vertices:step}}
+          - {{id: b2, fn: config_vertices:step}}
+          - {{id: b3, fn: config_vertices:step}}
+          - {{id: agg, fn: config_vertices:gather, defer: {defer}}}
+        edges:
+          - {{source: __start__, target: a}}
+          - {{source: __start__, target: b1}}
+          - {{source: b1, target: b2}}
+          - {{source: b2, target: b3}}
+          - {{source: a, target: agg}}
+          - {{source: b3, target: agg}}
+          - {{source: agg, target: __end__}}
+    """
+    with loaded(text) as app:
+        assert app.invoke({"log": [], "gathered": []}).state["gathered"] == gathered
+
+
 def test_retry_policies_from_the_file_name_exception_classes() -> None:
     graph = ag.load_string(
         "retry: {max_attempts: 2, retry_on: [ValueError]}\n"

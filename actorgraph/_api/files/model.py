@@ -61,6 +61,9 @@ class VertexFile(_Strict):
     returns: Literal["state", "update"] | None = Field(None, description="what the function returns")
     destinations: list[str] | None = Field(None, description="where `Command(goto=...)` may route")
     resources: dict[str, float] | None = Field(None, description="for the Ray backend: `{num_cpus: 1}`")
+    defer: bool | None = Field(
+        None, description="run only when no other vertex has work (an aggregator after uneven branches)"
+    )
 
 
 class SendFile(_Strict):

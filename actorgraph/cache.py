@@ -200,14 +200,14 @@ class SqliteCache(_Cache, contextlib.AbstractContextManager["SqliteCache"]):
     ) -> None:
         import sqlite3  # noqa: PLC0415 - only a SQLite cache needs it
 
+        from actorgraph.checkpoint.sqlite import wal_connect  # noqa: PLC0415 - the same: sqlite3
+
         super().__init__(serializer, clock)
         self.path = Path(path)
         self._errors: type[Exception] = sqlite3.Error
         self._lock = threading.Lock()
         try:
-            conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn = wal_connect(self.path, timeout)
             conn.execute(_SCHEMA)
         except sqlite3.Error as exc:
             msg = (

@@ -13,6 +13,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,6 +60,38 @@ def _hint(exc: sqlite3.Error) -> str:
             "or open it with readonly=True to only read it"
         )
     return "check the file and the disk, then retry"
+
+
+def wal_connect(path: str | os.PathLike[str], timeout: float) -> sqlite3.Connection:
+    """A connection to `path` (autocommit, usable from any thread) with the file in WAL mode.
+
+    Shared with the memory store and the node cache. Turning a new file to WAL
+    takes its exclusive lock, and SQLite refuses that at once, without waiting
+    out its busy timeout, while another connection opens the same new file
+    (several workers started together on one new `--db`): the switch is tried
+    again, with short pauses, for up to `timeout` seconds.
+
+    Raises:
+        sqlite3.Error: the file cannot be opened, or stayed locked for `timeout` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    pause = 0.002
+    while True:
+        conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        except BaseException:
+            conn.close()
+            raise
+        else:
+            return conn
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def immediate(conn: sqlite3.Connection, work: Callable[[sqlite3.Connection], _T]) -> _T:
@@ -142,22 +175,19 @@ class SqliteCheckpointer(SqlStore):
         uri = f"file:{urllib.parse.quote(str(Path(self._path).absolute()))}?mode=ro"
         try:
             if not self.readonly:
-                return self._prepared(sqlite3.connect(self._path, **options), "PRAGMA journal_mode=WAL")
+                return self._prepared(wal_connect(self._path, timeout))
             try:
-                return self._prepared(sqlite3.connect(uri, uri=True, **options), "")
+                return self._prepared(sqlite3.connect(uri, uri=True, **options))
             except sqlite3.OperationalError:
                 # A WAL file whose folder cannot take the shared-memory file: read it as it stands.
-                return self._prepared(sqlite3.connect(f"{uri}&immutable=1", uri=True, **options), "")
+                return self._prepared(sqlite3.connect(f"{uri}&immutable=1", uri=True, **options))
         except sqlite3.Error as exc:
             raise self._error("opening the database", exc) from exc
 
     @staticmethod
-    def _prepared(conn: sqlite3.Connection, journal: str) -> sqlite3.Connection:
-        """`conn` once it has read the file (and set its journal mode), or closed on failure."""
+    def _prepared(conn: sqlite3.Connection) -> sqlite3.Connection:
+        """`conn` once it has read the file, or closed on failure."""
         try:
-            if journal:
-                conn.execute(journal)
-                conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except BaseException:
             conn.close()

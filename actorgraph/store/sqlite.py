@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from actorgraph._model.errors import StoreError
-from actorgraph.checkpoint.sqlite import _DIALECT, immediate
+from actorgraph.checkpoint.sqlite import _DIALECT, immediate, wal_connect
 from actorgraph.store._sql import Conn, SqlStore
 
 __all__ = ["SqliteStore"]
@@ -75,16 +75,7 @@ class SqliteStore(SqlStore):
         return None if '"' in field or "\\" in field else f'$."{field}"'
 
     def _connect(self) -> Conn:
-        conn = sqlite3.connect(
-            self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-        )
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return wal_connect(self._path, self._timeout)
 
     def _run_in_transaction(self, conn: Conn, work: Callable[[Conn], _T]) -> _T:
         return immediate(conn, work)

@@ -110,12 +110,13 @@ def store_options(fn: Callback) -> Callback:
 
     @functools.wraps(fn)
     def callback(*args: Any, db: str, dsn: str | None, **kwargs: Any) -> int:
-        if _given("db") and _given("dsn"):  # which one is meant cannot be guessed
+        db_given, dsn_given = _given("db"), _given("dsn")
+        if db_given and dsn_given:  # which one is meant cannot be guessed
             msg = "give --db PATH (a SQLite store) or --dsn DSN (a PostgreSQL store), not both"
             raise click.UsageError(msg)
-        if _given("db"):
+        if db_given:
             dsn = None  # a file typed on the command line wins over $ACTORGRAPH_DSN
-        store = StoreChoice(db=db, dsn=dsn, given=_given("db") or _given("dsn"))
+        store = StoreChoice(db=db, dsn=dsn, given=db_given or dsn_given)
         return fn(*args, store=store, **kwargs)
 
     options = allow_modules_option(callback)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
+from lines import in_a_line
 
 import actorgraph as ag
 from actorgraph import CachePolicy, MemoryCache
@@ -21,11 +22,7 @@ from actorgraph.store import MemoryStore, SqliteStore
 
 
 def one_vertex(**graph: Any) -> ag.Graph:
-    g: ag.Graph = ag.Graph(**graph)
-    g.add_vertex("a", lambda s: s)
-    g.add_edge(ag.START, "a")
-    g.add_edge("a", ag.END)
-    return g
+    return in_a_line(("a", lambda s: s), **graph)
 
 
 @pytest.mark.parametrize(

@@ -127,8 +127,8 @@ def _from_dict(value: dict[str, Any]) -> Any:
     role: Any = value.get("role", value.get("type"))
     if role == "remove":
         return RemoveMessage(value.get("id"))  # type: ignore[arg-type]  # RemoveMessage says what is wrong
-    role = _ALIASES.get(role, role)
-    if role not in ROLES:
+    role = _ALIASES.get(role, role) if isinstance(role, str) else role  # a list or dict is no key
+    if not isinstance(role, str) or role not in ROLES:
         msg = (
             f"the message {_shown(value)} has role {role!r}; a message's role is one of "
             f"{sorted(ROLES)} (or LangGraph's 'human' / 'ai')"
@@ -150,7 +150,7 @@ def _from_dict(value: dict[str, Any]) -> Any:
 def canonical(value: dict[str, Any]) -> bool:
     """Whether a dict already is a message in the common form (then it is kept, not copied)."""
     role = value.get("role")
-    if role not in ROLES or type(value.get("content")) not in _CONTENT:
+    if type(role) is not str or role not in ROLES or type(value.get("content")) not in _CONTENT:
         return False
     if value.get("id") is not None and type(value["id"]) is not str:
         return False
@@ -271,6 +271,8 @@ def role_of(value: Any) -> str:
         return "remove"
     if isinstance(found, dict):
         role: Any = found.get("role", found.get("type"))
+        if role is not None and not isinstance(role, str):
+            coerce_message(found)  # refuses it, naming the message (a list or dict role is no role)
         return str(_ALIASES.get(role, role))
     kind = found.type
     if kind == "chat":

@@ -8,7 +8,7 @@ import pytest
 
 import actorgraph as ag
 from actorgraph.merge import Reducer
-from actorgraph.messages import REMOVE_ALL_MESSAGES, RemoveMessage, add_messages, message
+from actorgraph.messages import REMOVE_ALL_MESSAGES, RemoveMessage, add_messages, message, role_of
 
 
 def user(content: str, id: str | None = None) -> dict:  # noqa: A002 - the message field's name
@@ -161,11 +161,25 @@ def test_a_state_message_without_an_id_gets_the_same_id_every_time() -> None:
         ({"role": "assistant", "content": "", "tool_calls": [{"name": "f", "args": 1}]}, "args of type int"),
         (("user", "a", "b"), "is not a message"),
         ({"role": "user", "content": "x", "id": 3}, "has an id of type int; an id is a string"),
+        ({"role": ["user"], "content": "x"}, r"has role \['user'\]; a message's role is one of"),
+        ({"role": {"user": 1}, "content": "x"}, r"has role \{'user': 1\}"),
+        ({"type": ["human"], "content": "x"}, r"has role \['human'\]"),
+        ({"role": None, "type": ["human"], "content": "x"}, "has role None"),
     ],
 )
 def test_what_is_not_a_message_is_refused_saying_what_was_given(given: object, says: str) -> None:
     with pytest.raises(ag.InvalidUpdateError, match=says):
         add_messages([], [given])
+    with pytest.raises(ag.InvalidUpdateError, match=says):
+        add_messages([given], [])
+
+
+@pytest.mark.parametrize("role", [["user"], {"a": 1}, {1, 2}])
+def test_reading_the_role_of_a_message_with_an_unhashable_role_names_the_message(role: object) -> None:
+    with pytest.raises(ag.InvalidUpdateError, match=r"the message .* has role"):
+        role_of({"role": role, "content": "x"})
+    with pytest.raises(ag.InvalidUpdateError, match=r"the message .* has role"):
+        role_of({"type": role, "content": "x"})
 
 
 def test_remove_message_needs_an_id() -> None:

@@ -16,6 +16,7 @@ __all__ = [
     "ActorGraphError",
     "AlreadyAnsweredError",
     "BackendError",
+    "CacheWarning",
     "CheckpointError",
     "ConfigError",
     "ConfigFileError",
@@ -350,6 +351,14 @@ class VertexActorDiedError(ActorGraphError, ConnectionError):
 
 class GraphValidationWarning(UserWarning):
     """Warned by `compile()` when a graph compiles but something in it looks unintended."""
+
+
+class CacheWarning(RuntimeWarning):
+    """Warned by a node cache (`MemoryCache`, `SqliteCache`) that finds an entry it cannot use.
+
+    The entry is damaged, or was written with another serializer or key: it
+    counts as a miss, so the vertex runs and its outcome replaces the entry.
+    """
 
 
 class StuckVertexWarning(RuntimeWarning):

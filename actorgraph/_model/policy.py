@@ -11,7 +11,10 @@ from typing import Any, Protocol
 
 from actorgraph._model.errors import ConfigError
 
-__all__ = ["CachePolicy", "CachedOutcome", "NodeCache", "RetryPolicy"]
+__all__ = ["TTL_MOST", "CachePolicy", "CachedOutcome", "NodeCache", "RetryPolicy", "check_ttl"]
+
+TTL_MOST = 1e9
+"""The longest `CachePolicy.ttl` (seconds, about 31 years): past it, a ttl is a typo (None keeps outcomes)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,23 +65,41 @@ class CachePolicy:
     cache: `compile(cache=MemoryCache())` or `SqliteCache(path)`.
 
     Attributes:
-        ttl: seconds an outcome stays reusable; None keeps it until `clear_cache`.
+        ttl: seconds an outcome stays reusable (above 0, at most 1e9: about 31
+            years); None keeps it until `clear_cache`.
         key: `key(state) -> str | bytes` of the state the vertex is given; None: a
-            stable digest of the whole state (its safe serialization, dict keys in
-            any order). The vertex's private value (`ctx.value`) is part of the key either way.
+            stable digest of the whole state (dict keys and set members in any
+            order; values of other types, such as `1` and `1.0`, are other keys).
+            The vertex's private value (`ctx.value`) is part of the key either way.
+
+    Raises:
+        ConfigError: `ttl` is not a number of seconds in range, or `key` is not callable.
     """
 
     ttl: float | None = None
     key: Callable[[Any], str | bytes] | None = None
 
     def __post_init__(self) -> None:
-        ttl = self.ttl
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not ttl > 0):
-            msg = f"CachePolicy(ttl={ttl!r}): give a number of seconds > 0, or None to keep outcomes"
-            raise ConfigError(msg)
+        check_ttl(self.ttl, "CachePolicy")
         if self.key is not None and not callable(self.key):
             msg = f"CachePolicy(key={self.key!r}): give a function of the state returning str or bytes"
             raise ConfigError(msg)
+
+
+def check_ttl(ttl: object, where: str) -> None:
+    """`ConfigError` unless `ttl` is None or a number of seconds above 0 and at most `TTL_MOST`.
+
+    The bound is checked when the ttl is given, so a ttl no clock can add
+    (`10**400`) never reaches a run, which would fail after its vertex ran.
+    """
+    if ttl is None:
+        return
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl <= TTL_MOST:
+        msg = (
+            f"{where}(ttl={ttl!r}): give a number of seconds above 0 and at most {TTL_MOST:g} "
+            "(about 31 years), or None to keep outcomes until clear_cache"
+        )
+        raise ConfigError(msg)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ PUBLIC = {
         "AlreadyAnsweredError",
         "BackendError",
         "CachePolicy",
+        "CacheWarning",
         "CheckpointError",
         "ConfigFileError",
         "Command",

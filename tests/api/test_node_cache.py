@@ -252,6 +252,10 @@ def test_bad_cache_options_are_refused_where_they_are_given() -> None:
         g.add_vertex("v", lambda s: s, cache=60)  # type: ignore[typeddict-item]
     with pytest.raises(ag.ConfigError, match="ttl=0"):
         ag.CachePolicy(ttl=0)
+    for ttl in (10**400, 1e10, float("inf"), float("nan"), True, "60"):
+        with pytest.raises(ag.ConfigError, match=r"ttl=.*at most 1e\+09 \(about 31 years\), or None"):
+            ag.CachePolicy(ttl=ttl)  # type: ignore[arg-type]
+    assert ag.CachePolicy(ttl=10**9).ttl == 10**9
     with pytest.raises(ag.ConfigError, match="key="):
         ag.CachePolicy(key="n")  # type: ignore[arg-type]
     inner: ag.Graph = ag.Graph()

@@ -99,13 +99,6 @@ def test_digests_ignore_dict_and_set_order_and_tell_values_apart(make: Any) -> N
     assert cache.digest(([1], None)) != cache.digest(((1,), None))
 
 
-def test_digests_are_the_same_in_another_process() -> None:
-    parts = ({"b": [1, {"z": 2, "y": 3}], "a": "x"}, {"count": 1})
-    program = f"import actorgraph as ag; print(ag.MemoryCache().digest({parts!r}))"
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == ag.MemoryCache().digest(parts)
-
-
 @dataclasses.dataclass
 class Point:
     x: int
@@ -183,3 +176,11 @@ def test_expired_entries_are_swept(tmp_path: Path) -> None:
         cache.put("g/v", str(i), CachedOutcome(i, None), 1.0)
         clock.now += 0.01
     assert len(cache) < 300
+
+
+@pytest.mark.parametrize("ttl", [10**400, float("inf"), 0, -1.0], ids=["10**400", "inf", "0", "-1"])
+def test_a_ttl_out_of_range_is_refused_before_anything_is_kept(make: Any, ttl: float) -> None:
+    cache = make()
+    with pytest.raises(ag.ConfigError, match=r"put\(ttl=.*at most 1e\+09"):
+        cache.put("g/v", "k", CachedOutcome(1, None), ttl)
+    assert cache.get("g/v", "k") is None

@@ -7,6 +7,7 @@ call, so the three stores refuse the same inputs with the same messages.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -18,6 +19,7 @@ from actorgraph._model.errors import ConfigError, StoreError
 
 __all__ = [
     "MAX_KEY",
+    "MOST",
     "Item",
     "Row",
     "SearchItem",
@@ -25,6 +27,7 @@ __all__ = [
     "check_limits",
     "check_namespace",
     "check_prefix",
+    "damaged",
     "decode_value",
     "encodable",
     "encode_value",
@@ -36,9 +39,21 @@ __all__ = [
     "to_item",
 ]
 
+MOST = 2**63 - 1
+"""The largest limit or offset: the largest integer SQLite and PostgreSQL hold (a signed 64-bit one)."""
+
 MAX_KEY = 1024
 """The longest key, and the longest namespace once joined (characters); a database index must hold them."""
 
+_SHOWN = 80  # characters of a damaged row's namespace or key quoted in an error
+_JSON_KINDS = {
+    list: "array",
+    str: "string",
+    int: "number",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+}
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
 _decode = json.JSONDecoder().decode
 
@@ -88,7 +103,7 @@ class Row:
 
     def content(self) -> dict[str, Any]:
         """The stored dict, to compare and never to hand out (a store that keeps it parsed shares it)."""
-        return self.parsed if self.parsed is not None else decode_value(self.value)
+        return self.parsed if self.parsed is not None else decode_value(self.value, self)
 
 
 def encodable(text: str) -> bool:
@@ -106,26 +121,77 @@ def encodable(text: str) -> bool:
     return True
 
 
-def _when(seconds: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(seconds, dt.UTC)
+def _when(row: Row, name: str, seconds: object) -> dt.datetime:
+    try:
+        return dt.datetime.fromtimestamp(seconds, dt.UTC)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, OSError):
+        raise damaged(row, f"has {name} {seconds!r}, which is no time") from None
 
 
-def to_item(row: Row) -> Item:
-    """The `Item` of a stored row."""
-    value = decode_value(row.value)
-    return Item(split(row.namespace), row.key, value, _when(row.created_at), _when(row.updated_at))
-
-
-def to_found(row: Row, score: float | None = None) -> SearchItem:
-    """The `SearchItem` of a stored row."""
-    value = decode_value(row.value)
-    return SearchItem(
-        split(row.namespace), row.key, value, _when(row.created_at), _when(row.updated_at), score
+def _read(row: Row) -> tuple[tuple[str, ...], dict[str, Any], dt.datetime, dt.datetime]:
+    """A stored row's namespace, value and times, each checked: the database may have been changed."""
+    for name, part in (("namespace", row.namespace), ("key", row.key)):
+        if type(part) is not str:
+            raise damaged(row, f"has a {name} of type {type(part).__name__}, not text")
+    value = decode_value(row.value, row)
+    return (
+        split(row.namespace),
+        value,
+        _when(row, "created_at", row.created_at),
+        _when(row, "updated_at", row.updated_at),
     )
 
 
-def split(namespace: str) -> tuple[str, ...]:
-    """The labels of a joined namespace."""
+def to_item(row: Row) -> Item:
+    """The `Item` of a stored row.
+
+    Raises:
+        StoreError: the row was changed outside actorgraph (the message names it).
+    """
+    namespace, value, created, updated = _read(row)
+    return Item(namespace, row.key, value, created, updated)
+
+
+def to_found(row: Row, score: float | None = None) -> SearchItem:
+    """The `SearchItem` of a stored row.
+
+    Raises:
+        StoreError: the row was changed outside actorgraph (the message names it).
+    """
+    namespace, value, created, updated = _read(row)
+    return SearchItem(namespace, row.key, value, created, updated, score)
+
+
+def damaged(row: Row | None, wrong: str) -> StoreError:
+    """The error for a stored row changed outside actorgraph: which row, what is wrong, what to do."""
+    if row is None:
+        where = "a stored value"
+    elif type(row.namespace) is str:
+        where = f"the stored value {split(row.namespace)!r} {_quoted(row.key)}"
+    else:
+        where = f"the stored value at namespace {_quoted(row.namespace)}, key {_quoted(row.key)}"
+    return StoreError(
+        f"{where} {wrong}; the database was changed outside actorgraph: repair or delete that row "
+        "(or restore the database from a backup)"
+    )
+
+
+def _quoted(part: object) -> str:
+    shown = repr(part)
+    return shown if len(shown) <= _SHOWN else shown[: _SHOWN - 3] + "..."
+
+
+def split(namespace: object) -> tuple[str, ...]:
+    """The labels of a joined namespace.
+
+    Raises:
+        StoreError: the stored namespace is not text (the database was changed outside actorgraph).
+    """
+    if type(namespace) is not str:
+        raise StoreError(
+            f"the stored namespace {_quoted(namespace)} is not text; the database was changed outside "
+            "actorgraph: repair or delete its rows (or restore the database from a backup)"
+        )
     return tuple(namespace.split("."))
 
 
@@ -176,11 +242,13 @@ def check_key(key: object) -> str:
 
 
 def check_limits(limit: object, offset: object, *, most: int | None = None) -> None:
-    """`limit` and `offset` are non-negative ints (`limit` at least 1 and at most `most`)."""
+    """`limit` (at least 1, at most `most`) and `offset` (at least 0) are ints a database holds."""
     for name, number, low in (("limit", limit, 1), ("offset", offset, 0)):
-        if type(number) is not int or number < low or (name == "limit" and most and number > most):
-            bound = f" and at most {most}" if most and name == "limit" else ""
-            raise ConfigError(f"{name}={number!r} is not allowed: give an int of at least {low}{bound}")
+        high = most if most and name == "limit" else MOST
+        if type(number) is not int or not low <= number <= high:
+            raise ConfigError(
+                f"{name}={number!r} is not allowed: give an int of at least {low} and at most {high}"
+            )
 
 
 def encode_value(key: str, value: object) -> str:
@@ -199,37 +267,79 @@ def encode_value(key: str, value: object) -> str:
             "string keys, lists, strings, finite numbers, booleans and None (convert dates, sets "
             "and objects to one of these first)"
         ) from exc
+    found = _key_not_text(value)
+    if found is not None:
+        path, name = found
+        as_text = next(iter(_decode(_encode({name: None}))))
+        raise ConfigError(
+            f"the value put under key {key!r} has the {type(name).__name__} key {name!r} at {path}; a "
+            f"store keeps dicts with string keys only (JSON would read it back as {as_text!r}, and "
+            "drop a key it then equals): make the key a string"
+        )
     return text
 
 
-def decode_value(text: str) -> dict[str, Any]:
-    """The dict stored as `text`."""
+def _key_not_text(value: Mapping[str, Any]) -> tuple[str, object] | None:
+    """The path to a key of `value` (JSON text already) that is not a string, and the key; or None.
+
+    JSON turns the keys 1, 1.0, True and None into text silently, so they are looked
+    for here, by a walk without recursion (the value may nest as deeply as JSON takes).
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, Mapping):
+            for name, item in node.items():
+                if not isinstance(name, str):
+                    return f"{path}[{name!r}]", name
+                if isinstance(item, Mapping | list | tuple):
+                    stack.append((item, f"{path}[{name!r}]"))
+        else:
+            stack.extend(
+                (item, f"{path}[{at}]")
+                for at, item in enumerate(node)
+                if isinstance(item, Mapping | list | tuple)
+            )
+    return None
+
+
+def decode_value(text: object, row: Row | None = None) -> dict[str, Any]:
+    """The dict stored as `text` (in `row`, which an error names).
+
+    Raises:
+        StoreError: `text` is not the JSON text of an object (the database was changed outside actorgraph).
+    """
+    if type(text) is not str:
+        raise damaged(row, f"holds {type(text).__name__} where its JSON text should be")
     try:
         value = _decode(text)
     except ValueError as exc:
-        raise StoreError(
-            f"a stored value is not valid JSON ({exc}); the database was changed outside actorgraph"
-        ) from exc
+        raise damaged(row, f"is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise damaged(row, "nests too deeply to be read") from None
     if not isinstance(value, dict):
-        raise StoreError("a stored value is not a JSON object; the database was changed outside actorgraph")
+        raise damaged(row, f"is not a JSON object but a JSON {_JSON_KINDS.get(type(value), 'value')}")
     return value
 
 
 def expiry(ttl: object, now: float) -> float | None:
-    """The wall-clock second a value put now with `ttl` expires (None: never)."""
+    """The wall-clock second a value put now with `ttl` expires (None: never).
+
+    Raises:
+        ConfigError: `ttl` is not a positive, finite number of seconds or a timedelta.
+    """
     if ttl is None:
         return None
     seconds = ttl.total_seconds() if isinstance(ttl, dt.timedelta) else ttl
-    if (
-        isinstance(seconds, bool)
-        or not isinstance(seconds, int | float)
-        or not math.isfinite(seconds)
-        or seconds <= 0
-    ):
+    number = float("nan")
+    if not isinstance(seconds, bool) and isinstance(seconds, int | float):
+        with contextlib.suppress(OverflowError):  # an int past every float: no clock reaches it
+            number = float(seconds)
+    if not math.isfinite(number) or number <= 0:
         raise ConfigError(
-            f"ttl={ttl!r} is not allowed: give a positive number of seconds, a timedelta, or None"
+            f"ttl={ttl!r} is not allowed: give a positive, finite number of seconds, a timedelta, or None"
         )
-    return now + float(seconds)
+    return now + number
 
 
 def paged(values: Sequence[Any], limit: int, offset: int) -> list[Any]:

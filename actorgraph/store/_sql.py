@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 from actorgraph._model.errors import StoreError
 from actorgraph.checkpoint._dialect import Dialect
 from actorgraph.store._base import BaseStore, Equalities, Vectors
-from actorgraph.store._items import Row
+from actorgraph.store._items import Row, damaged
 
 __all__ = ["Conn", "SqlStore"]
 
@@ -236,8 +237,25 @@ class SqlStore(BaseStore):
         sql = f"SELECT namespace, key, vector FROM actorgraph_store_vectors WHERE 1 = 1{under}"
         found: dict[tuple[str, str], list[list[float]]] = {}
         for namespace, key, vector in self._select("reading the embeddings", sql, args):
-            found.setdefault((namespace, key), []).append(json.loads(vector))
+            found.setdefault((namespace, key), []).append(self._stored_vector(namespace, key, vector))
         return found
+
+    def _stored_vector(self, namespace: Any, key: Any, text: Any) -> list[float]:
+        """A stored embedding, checked: the database may have been changed, or the index since."""
+        row = Row(namespace, key, "", 0.0, 0.0)
+        try:
+            vector = json.loads(text)
+        except (TypeError, ValueError, RecursionError):
+            raise damaged(row, "has an embedding that is not a JSON list of numbers") from None
+        if type(vector) is not list or not all(type(x) in (int, float) and math.isfinite(x) for x in vector):
+            raise damaged(row, "has an embedding that is not a list of finite numbers")
+        if self._index is not None and len(vector) != self._index.dims:
+            raise damaged(
+                row,
+                f"has an embedding of {len(vector)} numbers where the index's dims is {self._index.dims} "
+                "(or the store was written with another index: put its values again)",
+            )
+        return vector
 
     def _namespaces(self, now: float) -> list[str]:
         sql = f"SELECT DISTINCT namespace FROM actorgraph_store WHERE {self._live} ORDER BY namespace"

@@ -111,8 +111,15 @@ class PostgresStore(SqlStore):
 
         if not isinstance(exc, psycopg.Error):
             return None
-        lost = isinstance(exc, psycopg.OperationalError) or self._conn is None or self._conn.broken
-        if lost:
+        unreadable = (psycopg.errors.InvalidTextRepresentation, psycopg.errors.StatementTooComplex)
+        lost = self._conn is None or self._conn.broken
+        if isinstance(exc, unreadable) and not lost:  # a filter's JSON cast met a row it cannot read
+            hint = (
+                "a stored value is not JSON text, or nests too deeply for the server: the database was "
+                "changed outside actorgraph. Search without filter= to find the row (its error names "
+                "it), then repair or delete it"
+            )
+        elif lost or isinstance(exc, psycopg.OperationalError):
             self._drop()  # the next call reconnects
             hint = "check that the server is up and the DSN is right; the next call reconnects"
         elif isinstance(exc, psycopg.errors.QueryCanceled):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -67,12 +68,20 @@ class SqliteStore(SqlStore):
             "clock": self._clock,
         }
 
-    # json_extract's text ends at a NUL, so a row with a \u0000 escape passes and Python decides;
-    # it reads a JSON number as a number and true / false as 1 / 0, which compare as Python's == does
-    _field_is = "CASE WHEN instr(value, '\\u0000') > 0 THEN 1 ELSE json_extract(value, ?) = ? END"
+    # json_extract's text ends at a NUL, so a row with a \u0000 escape passes and Python decides, as
+    # does a row that is not JSON text (changed outside actorgraph: Python names it), where
+    # json_extract would fail the whole search; it reads a JSON number as a number and true / false
+    # as 1 / 0, which compare as Python's == does
+    _field_is = (
+        "CASE WHEN typeof(value) <> 'text' OR instr(value, '\\u0000') > 0 OR NOT json_valid(value) "
+        "THEN 1 ELSE json_extract(value, ?) = ? END"
+    )
 
     def _field_path(self, field: str, _wanted: str | float) -> str | None:
-        return None if '"' in field or "\\" in field else f'$."{field}"'
+        # SQLite 3.40 compares a path label with a key as the JSON text writes it (a tab as \t) and
+        # takes no quote in a label; 3.45 and later compare it with the key as read. So only a name
+        # that JSON writes as it is makes a label; a filter on any other is decided by Python alone.
+        return f'$."{field}"' if json.dumps(field, ensure_ascii=False) == f'"{field}"' else None
 
     def _connect(self) -> Conn:
         return wal_connect(self._path, self._timeout)

@@ -223,6 +223,39 @@ def test_string_filters_narrowed_in_the_database_still_match_exactly(store):
     assert keys({"s": {"$eq": 1}, "t": "1"}) == ["num"]
 
 
+ODD_NAMES = [
+    "a\tb",
+    "a\nb",
+    "a\x01b",
+    "\x1f",
+    "a\\u0041",
+    "a\\tb",
+    "\\",
+    'q"q',
+    "",
+    "a.b",
+    "é",
+    "\x7f",
+    "\u2028",
+]
+
+
+@pytest.mark.parametrize("name", ODD_NAMES)
+def test_a_filter_finds_a_field_whatever_its_name_holds(store, name):
+    store.put(("a",), "x", {name: "x", "n": 1})
+    store.put(("a",), "y", {name: "y"})
+    store.put(("a",), "one", {name: 1})
+    store.put(("a",), "other", {"other": "x"})
+
+    def keys(conditions):
+        return sorted(i.key for i in store.search(("a",), filter=conditions))
+
+    assert keys({name: "x"}) == ["x"]
+    assert keys({name: {"$eq": "y"}}) == ["y"]
+    assert keys({name: 1}) == ["one"]
+    assert keys({name: "x", "n": 1}) == ["x"]
+
+
 def test_a_filter_compares_nested_values_whole(store):
     store.put(("a",), "k", {"meta": {"x": [1, 2]}})
     assert len(store.search(("a",), filter={"meta": {"x": [1, 2]}})) == 1

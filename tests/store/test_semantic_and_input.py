@@ -138,6 +138,55 @@ def test_a_value_that_is_not_json_is_refused_naming_the_key(make, value):
     assert store.get(("a",), "the-key") is None
 
 
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ({1: "one", "1": "uno"}, "[1]"),
+        ({"v": {True: "yes"}}, "['v'][True]"),
+        ({"v": [{"a": {None: 2}}]}, "['v'][0]['a'][None]"),
+        ({"v": ({2.5: "x"},)}, "['v'][0][2.5]"),
+        ({"ok": {"s": 1}, "deep": [[{"fine": 1}, {0: "zero"}]]}, "['deep'][0][1][0]"),
+    ],
+)
+def test_a_key_that_is_not_a_string_is_refused_naming_its_path(make, value, path):
+    store = make()
+    with pytest.raises(ConfigError, match="string keys") as refused:
+        store.put(("a",), "the-key", value)
+    assert f"at {path}" in str(refused.value)
+    assert "'the-key'" in str(refused.value)
+    assert store.get(("a",), "the-key") is None
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda store: store.put(("a",), "k", {"v": 1}, ttl=10**400), "ttl"),
+        (lambda store: store.put(("a",), "k", {"v": 1}, ttl=-(10**400)), "ttl"),
+        (lambda store: store.search(("a",), limit=2**63), "limit"),
+        (lambda store: store.search(("a",), offset=2**63), "offset"),
+        (lambda store: store.search(("a",), filter={"v": 1}, offset=2**63), "offset"),
+        (lambda store: store.list_namespaces(limit=2**63), "limit"),
+        (lambda store: store.list_namespaces(offset=2**64), "offset"),
+    ],
+)
+def test_numbers_past_what_a_database_holds_are_refused_naming_the_argument(make, call, argument):
+    store = make()
+    store.put(("a",), "kept", {"v": 1})
+    with pytest.raises(ConfigError, match=f"^{argument}="):
+        call(store)
+    assert store.get(("a",), "k") is None
+
+
+def test_the_largest_limit_and_offset_a_database_holds_are_taken(make):
+    store = make()
+    store.put(("a",), "k", {"v": 1})
+    most = 2**63 - 1
+    assert [i.key for i in store.search(("a",), limit=most)] == ["k"]
+    assert store.search(("a",), limit=most, offset=most) == []
+    assert store.search(("a",), filter={"v": 1}, limit=most, offset=most) == []
+    assert store.list_namespaces(limit=most, offset=most) == []
+
+
 @pytest.mark.parametrize("value", [[1, 2], "text", 3, ("a", "b")])
 def test_a_value_that_is_not_a_dict_is_refused(make, value):
     with pytest.raises(ConfigError, match="keeps dicts"):

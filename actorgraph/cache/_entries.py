@@ -51,8 +51,10 @@ def outcome_of(entry: Any) -> CachedOutcome:
 def _plain_returned(returned: Any) -> list[Any]:
     """What a vertex returned, as plain data: a state, a `Command` or a `Send`."""
     if isinstance(returned, Command):
+        goto: list[str | Send] = (
+            [returned.goto] if isinstance(returned.goto, (str, Send)) else list(returned.goto)
+        )
         single = isinstance(returned.goto, (str, Send))
-        goto: list[str | Send] = [returned.goto] if single else list(returned.goto)  # type: ignore[list-item, arg-type]
         return ["command", returned.update, [_plain_target(g) for g in goto], single, returned.graph]
     if isinstance(returned, Send):
         return ["send", returned.vertex, returned.state]

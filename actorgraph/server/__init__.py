@@ -1,0 +1,35 @@
+"""A server that LangGraph's own clients drive: the LangGraph Server API on actorgraph's store.
+
+```python
+from actorgraph.server import create_app
+
+app = create_app({"agent": graph}, db="actorgraph.db")   # an ASGI app: uvicorn, or mount it
+```
+
+`actorgraph server --config langgraph.json` serves the graphs of the file that
+LangGraph users already have (or `-g NAME=TARGET`) with uvicorn, so that
+`langgraph-sdk` (`get_client(url=...)`), `@langchain/langgraph-sdk` and its
+`useStream` work against it unchanged: assistants (one per graph), threads,
+their state and history, runs streamed (server-sent events) or waited for, and
+the memory store. It needs the `server` extra (`pip install "actorgraph[server]"`);
+`import actorgraph` never imports it. docs/how-to/serve.md says how to use it and
+what differs from LangGraph's own server.
+
+Threat model. Whoever reaches the server can run its graphs and read every
+thread, so: it binds 127.0.0.1 by default, and `actorgraph server` refuses any
+other address without `--token` (an empty token is refused); with a token every
+request but `/ok` needs it (`Authorization: Bearer` or `X-Api-Key`); it answers
+only requests whose Host is a loopback name or one it was given (400 otherwise:
+DNS rebinding); CORS is off unless origins are named. Every request body is read
+with bounds (size, JSON depth, list sizes) and validated by a pydantic model
+before anything runs; every refusal is a 4xx `{"detail": ...}` naming the
+field, and nothing a route did not expect is answered with a traceback.
+
+Layer (docs/design.md): a front end, at the top, on the public API and the facade.
+It imports no other front end (`actorgraph.cli` imports it only to start it).
+"""
+
+from actorgraph.server._app import create_app
+from actorgraph.server._body import Limits
+
+__all__ = ["Limits", "create_app"]

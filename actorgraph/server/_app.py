@@ -1,0 +1,201 @@
+"""`create_app`: the ASGI application serving the LangGraph Server API for some graphs."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from actorgraph._model.errors import (
+    ActorGraphError,
+    AlreadyAnsweredError,
+    CheckpointError,
+    ConfigError,
+    InvalidUpdateError,
+    ResumeError,
+    StoreError,
+    ThreadNotFoundError,
+)
+from actorgraph.server import _assistants, _runs, _threads
+from actorgraph.server._body import ApiError, Limits
+from actorgraph.server._context import Json, Server
+from actorgraph.server._execute import Runner
+from actorgraph.server._graphs import Graphs, NotFoundError, served_graph
+from actorgraph.server._guard import Caught, HostChecked, TokenChecked, allowed_hosts
+from actorgraph.server._openapi import docs_page, openapi
+from actorgraph.server._state import State
+from actorgraph.server._tables import Tables
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("actorgraph.server")
+
+ROUTES: list[tuple[str, str, Any]] = [*_assistants.ROUTES, *_threads.ROUTES, *_runs.ROUTES]
+
+
+def _detail(status: int) -> Callable[[Request, Exception], Any]:
+    async def answer(_request: Request, exc: Exception) -> Response:
+        detail = exc.detail if isinstance(exc, (ApiError, HTTPException)) else str(exc)
+        code = exc.status if isinstance(exc, ApiError) else getattr(exc, "status_code", status)
+        return Json({"detail": detail}, status_code=code)
+
+    return answer
+
+
+_HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
+    ApiError: _detail(400),
+    HTTPException: _detail(404),
+    NotFoundError: _detail(404),
+    ThreadNotFoundError: _detail(404),
+    AlreadyAnsweredError: _detail(409),
+    InvalidUpdateError: _detail(422),
+    ResumeError: _detail(422),
+    ConfigError: _detail(422),
+    CheckpointError: _detail(503),
+    StoreError: _detail(503),
+    ActorGraphError: _detail(422),
+}
+
+
+def _stores(db: str | None, dsn: str | None, checkpointer: Any, store: Any) -> tuple[Any, Any, list[Any]]:
+    """The checkpointer and the memory store to serve with, and those opened here (closed with the app)."""
+    from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer  # noqa: PLC0415 - lazy stores
+    from actorgraph.store import MemoryStore, PostgresStore, SqliteStore  # noqa: PLC0415
+
+    given = [
+        name
+        for name, value in (("db", db), ("dsn", dsn), ("checkpointer", checkpointer))
+        if value is not None
+    ]
+    if len(given) > 1:
+        raise ConfigError(f"create_app: give one of db, dsn and checkpointer, not {' and '.join(given)}")
+    opened: list[Any] = []
+    if checkpointer is None:
+        checkpointer = (
+            PostgresCheckpointer(dsn) if dsn is not None else SqliteCheckpointer(db or "actorgraph.db")
+        )
+        opened.append(checkpointer)
+        if store is None:
+            store = PostgresStore(dsn) if dsn is not None else SqliteStore(db or "actorgraph.db")
+            opened.append(store)
+    if store is None:
+        store = MemoryStore()  # a checkpointer of the caller's: its database is not known here
+    return checkpointer, store, opened
+
+
+def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: all keyword-only
+    graphs: Mapping[str, Any],
+    *,
+    db: str | None = None,
+    dsn: str | None = None,
+    checkpointer: Any = None,
+    store: Any = None,
+    token: str | None = None,
+    allow_hosts: Sequence[str] = (),
+    cors_origins: Sequence[str] = (),
+    limits: Limits | None = None,
+) -> Starlette:
+    """The ASGI app serving the LangGraph Server API for `graphs`, so that LangGraph's clients drive them.
+
+    Args:
+        graphs: graph name -> a `Graph`, a `CompiledGraph` compiled without a
+            checkpointer, an `@entrypoint`, or a function returning one; each is
+            compiled on the server's checkpointer and store.
+        db: the SQLite file of the threads, the runs and the memory store
+            (default `actorgraph.db` when neither `dsn` nor `checkpointer` is given).
+        dsn: the PostgreSQL database of them instead.
+        checkpointer: a `SqliteCheckpointer` or `PostgresCheckpointer` of the caller's
+            instead (the caller closes it; the memory store is then `store`).
+        store: the memory store of the vertices (`ctx.store`) and of the `/store` routes
+            (default: one on the `db` or `dsn` database; with `checkpointer`, a `MemoryStore`).
+        token: the access token every request but `/ok` must carry (`Authorization:
+            Bearer TOKEN` or `X-Api-Key: TOKEN`); None admits everyone who reaches it.
+        allow_hosts: host names the app answers to besides localhost, 127.0.0.1 and
+            [::1] (a request for another Host is 400, which stops DNS rebinding).
+        cors_origins: origins a browser front end may call it from (CORS is off without).
+        limits: bounds on request bodies (size, JSON depth, list sizes).
+
+    Returns:
+        A Starlette app. The end of its lifespan cancels the runs going on, stops the
+        graphs' actors and closes the stores it opened.
+
+    Raises:
+        ConfigError: a graph that is none of the kinds served (naming it), a checkpointer
+            without a SQL database, an empty token, or an `allow_hosts` entry that is not a host name.
+    """
+    if token is not None and not token.strip():
+        raise ConfigError("token: an empty token admits no one and protects nothing; give a non-empty one")
+    hosts = allowed_hosts(allow_hosts)
+    checkpointer, store, opened = _stores(db, dsn, checkpointer, store)
+    try:
+        server = _server(graphs, checkpointer, store, limits or Limits())
+    except BaseException:
+        for item in reversed(opened):
+            item.close()
+        raise
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await server.runner.close()
+            server.graphs.close()
+            for item in reversed(opened):
+                item.close()
+
+    middleware = [Middleware(Caught), Middleware(HostChecked, hosts=hosts)]
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["*"],
+                allow_headers=["*"],
+                expose_headers=["content-location", "location"],
+            )
+        )
+    if token is not None:
+        middleware.append(Middleware(TokenChecked, token=token))
+    app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
+    app.state.server = server
+    return app
+
+
+def _server(graphs: Mapping[str, Any], checkpointer: Any, store: Any, limits: Limits) -> Server:
+    """The server's parts: its tables first (a store without SQL is refused before any graph compiles)."""
+    tables = Tables(checkpointer)
+    served = {}
+    try:
+        for name, value in graphs.items():
+            served[name] = served_graph(name, value, checkpointer=checkpointer, store=store)
+    except BaseException:
+        Graphs(served).close()
+        raise
+    catalog = Graphs(served)
+    server = Server(catalog, checkpointer, store, tables, State(catalog), Runner(tables), limits)
+    server.runner.forget = server.forget
+    return server
+
+
+def _routes() -> list[Route]:
+    document = openapi(ROUTES)
+    page = docs_page(ROUTES)
+
+    async def openapi_json(_request: Request) -> Response:
+        return Json(document)
+
+    async def docs(_request: Request) -> Response:
+        return HTMLResponse(page)
+
+    routes = [Route(path, handler, methods=[method]) for method, path, handler in ROUTES]
+    return [*routes, Route("/openapi.json", openapi_json), Route("/docs", docs)]

@@ -7,7 +7,7 @@ rich, PyYAML, pydantic), which `pip install actorgraph` leaves out and
 commands, so a slim install gets one line naming the extra, not a traceback.
 
 Layer (docs/design.md): a front end, at the top. May import every layer below it, and
-`actorgraph.web` only to serve it (`actorgraph serve`).
+`actorgraph.web` and `actorgraph.server` only to serve them (`actorgraph serve`, `actorgraph server`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [package for module, package in _EXTRA.items() if importlib.util.find_spec(module) is None]
     if missing:
         args = sys.argv[1:] if argv is None else list(argv)
-        extras = "cli,web" if args[:1] == ["serve"] else "cli"  # serve needs the web inbox too
+        extras = {"serve": "cli,web", "server": "cli,server"}.get(args[:1][0] if args else "", "cli")
         sys.stderr.write(
             f"actorgraph: the command line needs the cli extra ({', '.join(missing)} not installed): "
             f'pip install "actorgraph[{extras}]"\n'

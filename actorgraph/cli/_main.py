@@ -14,6 +14,7 @@ from actorgraph.cli._exits import report
 from actorgraph.cli._graphs import draw, schema, validate
 from actorgraph.cli._running import answer, resume, run
 from actorgraph.cli._serve import serve
+from actorgraph.cli._server import server
 from actorgraph.cli._show import show
 from actorgraph.cli._threads import threads
 from actorgraph.cli._worker import worker
@@ -29,6 +30,7 @@ Examples:
   actorgraph draw flow.yaml -o flow.svg
   actorgraph serve flow.yaml --db runs.db
   actorgraph worker flow.yaml --dsn postgresql://app@db/runs
+  actorgraph server --config langgraph.json
 
 {EXIT_CODES}"""
 
@@ -49,7 +51,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, answer, resume, threads, show, draw, validate, schema, serve, worker):
+for _command in (run, answer, resume, threads, show, draw, validate, schema, serve, server, worker):
     cli.add_command(_command)
 
 

@@ -1,0 +1,102 @@
+"""`server`: the LangGraph Server API for some graphs (`actorgraph.server`, the `server` extra)."""
+
+from __future__ import annotations
+
+import logging
+
+import click
+
+from actorgraph._model.errors import ConfigError
+from actorgraph.cli._codes import DONE
+from actorgraph.cli._console import stdout
+from actorgraph.cli._exits import CommandError, guarded
+from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
+
+__all__ = ["server"]
+
+
+@command(
+    "server",
+    examples=[
+        "actorgraph server --config langgraph.json              # http://127.0.0.1:2024",
+        "actorgraph server -g agent=./agent.py:graph --db runs.db",
+        'actorgraph server --config langgraph.json --dsn "$DSN" --host 0.0.0.0 --token "$API_TOKEN"',
+    ],
+)
+@click.option(
+    "--config", "config", metavar="PATH", help="A langgraph.json: its graphs, dependencies and env."
+)
+@click.option(
+    "-g",
+    "--graph",
+    "graphs",
+    multiple=True,
+    metavar="NAME=TARGET",
+    help="A graph to serve (path/to/file.py:graph or module:graph); repeatable.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to bind.")
+@click.option("--port", default=2024, show_default=True, type=click.IntRange(0, 65535), help="The port.")
+@click.option(
+    "--token",
+    envvar="ACTORGRAPH_TOKEN",
+    metavar="TOKEN",
+    help="The access token every request needs ($ACTORGRAPH_TOKEN); required beyond loopback.",
+)
+@click.option(
+    "--allow-host",
+    "allow_host",
+    multiple=True,
+    metavar="NAME",
+    help="A host name requests may name besides the loopback names and the bound address.",
+)
+@click.option(
+    "--cors-origin",
+    "cors_origin",
+    multiple=True,
+    metavar="ORIGIN",
+    help="An origin a browser front end calls from (http://localhost:3000); CORS is off without.",
+)
+@store_options
+@output_options
+@guarded
+def server(  # noqa: PLR0913 - one keyword per option, as click passes them
+    *,
+    config: str | None,
+    graphs: tuple[str, ...],
+    host: str,
+    port: int,
+    token: str | None,
+    allow_host: tuple[str, ...],
+    cors_origin: tuple[str, ...],
+    store: StoreChoice,
+    out: Output,
+) -> int:
+    """Serve graphs over the LangGraph Server API, for langgraph-sdk, useStream and agent-chat-ui.
+
+    It binds 127.0.0.1 unless --host says otherwise; another address needs --token.
+    Threads, runs and the memory store live in --db (SQLite, default actorgraph.db)
+    or --dsn (PostgreSQL). Needs the `server` extra.
+    """
+    del out  # --json and --debug mean nothing to a server; accepted like every command's
+    try:
+        from actorgraph.server._serve import serve  # noqa: PLC0415 - the server extra, for this command only
+    except ImportError as exc:
+        msg = f'server needs the server extra ({exc.name} is missing): pip install "actorgraph[server]"'
+        raise CommandError(msg) from exc
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    stdout.file.flush()
+    try:
+        serve(
+            config=config,
+            graphs=graphs,
+            db=store.db,
+            dsn=store.dsn,
+            host=host,
+            port=port,
+            token=token,
+            allow_hosts=allow_host,
+            cors_origins=cors_origin,
+        )
+    except ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    return DONE

@@ -1,4 +1,4 @@
-"""Graphs for the API server's tests (`tests/server/`): module-level vertices, so Ray's workers import them."""
+"""Graphs for the API server's tests (`tests/server/`): module-level vertices, which Ray's workers import."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def chat_graph() -> ag.Graph[Any]:
     """greet -> ask (pauses with a question) -> finish; update-returning vertices."""
     graph: ag.Graph[Any] = ag.Graph(state=ChatState, returns="update")
     graph.add_vertex("greet", greet).add_vertex("ask", ask).add_vertex("finish", finish)
-    graph.add_edge(ag.START, "greet").add_edge("greet", "ask").add_edge("ask", "finish").add_edge("finish", ag.END)
+    graph.add_edge(ag.START, "greet").add_edge("greet", "ask").add_edge("ask", "finish").add_edge(
+        "finish", ag.END
+    )
     return graph
 
 

@@ -135,13 +135,16 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
     if token is not None and not token.strip():
         raise ConfigError("token: an empty token admits no one and protects nothing; give a non-empty one")
     hosts = allowed_hosts(allow_hosts)
-    checkpointer, store, opened = _stores(db, dsn, checkpointer, store)
-    try:
-        server = _server(graphs, checkpointer, store, limits or Limits())
-    except BaseException:
-        for item in reversed(opened):
-            item.close()
-        raise
+    server, opened = _server(graphs, _stores(db, dsn, checkpointer, store), limits or Limits())
+    middleware = _middleware(hosts, cors_origins, token)
+    lifespan = _lifespan(server, opened)
+    app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
+    app.state.server = server
+    return app
+
+
+def _lifespan(server: Server, opened: list[Any]) -> Callable[[Starlette], Any]:
+    """The app's lifespan: at its end, cancel the runs going on, stop the graphs, close the stores opened."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -153,6 +156,11 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
             for item in reversed(opened):
                 item.close()
 
+    return lifespan
+
+
+def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str | None) -> list[Middleware]:
+    """Every request is logged, its Host checked, CORS answered (if origins are named), its token checked."""
     middleware = [Middleware(Caught), Middleware(HostChecked, hosts=hosts)]
     if cors_origins:
         middleware.append(
@@ -166,25 +174,31 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
         )
     if token is not None:
         middleware.append(Middleware(TokenChecked, token=token))
-    app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
-    app.state.server = server
-    return app
+    return middleware
 
 
-def _server(graphs: Mapping[str, Any], checkpointer: Any, store: Any, limits: Limits) -> Server:
-    """The server's parts: its tables first (a store without SQL is refused before any graph compiles)."""
-    tables = Tables(checkpointer)
-    served = {}
+def _server(
+    graphs: Mapping[str, Any], stores: tuple[Any, Any, list[Any]], limits: Limits
+) -> tuple[Server, list[Any]]:
+    """The server's parts, and the stores opened for it (closed again when a graph is refused).
+
+    Its tables come first: a store without SQL is refused before any graph compiles.
+    """
+    checkpointer, store, opened = stores
+    served: dict[str, Any] = {}
     try:
+        tables = Tables(checkpointer)
         for name, value in graphs.items():
             served[name] = served_graph(name, value, checkpointer=checkpointer, store=store)
     except BaseException:
         Graphs(served).close()
+        for item in reversed(opened):
+            item.close()
         raise
     catalog = Graphs(served)
     server = Server(catalog, checkpointer, store, tables, State(catalog), Runner(tables), limits)
     server.runner.forget = server.forget
-    return server
+    return server, opened
 
 
 def _routes() -> list[Route]:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 import actorgraph
 from actorgraph._model.errors import ConfigError
 from actorgraph.server._body import ApiError, json_body
-from actorgraph.server._context import Json, Server, server_of
+from actorgraph.server._context import Json, server_of
 from actorgraph.server._models import AssistantSearch, NamespaceSearch, StoreDelete, StorePut, StoreSearch
 
 __all__ = ["ROUTES"]
@@ -90,7 +90,7 @@ def _item(item: Any) -> dict[str, Any]:
     return shown
 
 
-async def _in_store(server: Server, call: Any, *args: Any, **kwargs: Any) -> Any:
+async def _in_store(call: Any, *args: Any, **kwargs: Any) -> Any:
     """A store call; a refused argument (a label with ".", a filter it cannot read) is 422."""
     try:
         return await run_in_threadpool(call, *args, **kwargs)
@@ -101,7 +101,7 @@ async def _in_store(server: Server, call: Any, *args: Any, **kwargs: Any) -> Any
 async def put_item(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StorePut, server.limits)
-    await _in_store(server, server.store.put, tuple(body.namespace), body.key, body.value, ttl=body.ttl)
+    await _in_store(server.store.put, tuple(body.namespace), body.key, body.value, ttl=body.ttl)
     return Response(status_code=204)
 
 
@@ -113,14 +113,14 @@ async def get_item(request: Request) -> Response:
     labels = tuple(namespace.split(".")) if namespace else ()
     if not labels:
         raise ApiError(422, "namespace: give the item's namespace, its labels joined by '.' (?namespace=a.b)")
-    found = await _in_store(server, server.store.get, labels, key)
+    found = await _in_store(server.store.get, labels, key)
     return Json(None if found is None else _item(found))
 
 
 async def delete_item(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StoreDelete, server.limits)
-    await _in_store(server, server.store.delete, tuple(body.namespace), body.key)
+    await _in_store(server.store.delete, tuple(body.namespace), body.key)
     return Response(status_code=204)
 
 
@@ -128,7 +128,6 @@ async def search_items(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StoreSearch, server.limits)
     found = await _in_store(
-        server,
         server.store.search,
         tuple(body.namespace_prefix),
         query=body.query,
@@ -143,7 +142,6 @@ async def namespaces(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, NamespaceSearch, server.limits)
     found = await _in_store(
-        server,
         server.store.list_namespaces,
         prefix=tuple(body.prefix) if body.prefix else None,
         suffix=tuple(body.suffix) if body.suffix else None,

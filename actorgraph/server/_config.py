@@ -157,7 +157,7 @@ def check_name(name: Any) -> str:
 
 def _check_target(name: str, target: Any) -> str:
     if not isinstance(target, str) or ":" not in target or target.endswith(":"):
-        msg = f"graph {name!r}: {target!r:.80} names no graph; give 'path/to/file.py:attribute' or 'module:attribute'"
+        msg = f"graph {name!r}: {target!r:.80} names no graph: give 'file.py:attribute' or 'module:attribute'"
         raise ConfigError(msg)
     return target
 

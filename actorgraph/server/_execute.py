@@ -141,38 +141,8 @@ class Runner:
                 422 for options that do not fit the graph.
         """
         value, keywords = run_input(served, body), run_keywords(served, body, thread_id)
-        now = time.time()
-        kwargs = {
-            "input": body.input,
-            "command": body.command.model_dump() if body.command else None,
-            "stream_mode": list(body.modes()),
-            "config": body.config or {},
-        }
-        metadata = {**(body.metadata or {}), "graph_id": served.name, "assistant_id": served.assistant_id}
-        row = RunRow(
-            new_id(),
-            thread_id,
-            served.assistant_id,
-            "pending",
-            metadata,
-            kwargs,
-            body.multitask_strategy,
-            now,
-            now,
-        )
-        try:
-            await run_in_threadpool(
-                self.tables.claim,
-                row,
-                create=create,
-                metadata={"graph_id": served.name, "assistant_id": served.assistant_id},
-            )
-        except BusyError as exc:
-            raise ApiError(409, str(exc)) from None
-        except LookupError:
-            raise ApiError(
-                404, f"thread {thread_id} not found (send if_not_exists='create' to create it)"
-            ) from None
+        row = _row(served, body, thread_id)
+        await self._claim(served, row, create=create)
         live = LiveRun(row.run_id, thread_id, resumable=body.stream_resumable)
         live.emit("metadata", {"run_id": row.run_id, "attempt": 1})
         self.live[row.run_id] = live
@@ -188,6 +158,16 @@ class Runner:
         live.task = asyncio.create_task(self._execute(run, value, keywords))
         return Started(row, live)
 
+    async def _claim(self, served: Served, row: RunRow, *, create: bool) -> None:
+        labels = {"graph_id": served.name, "assistant_id": served.assistant_id}
+        try:
+            await run_in_threadpool(self.tables.claim, row, create=create, metadata=labels)
+        except BusyError as exc:
+            raise ApiError(409, str(exc)) from None
+        except LookupError:
+            msg = f"thread {row.thread_id} not found (send if_not_exists='create' to create it)"
+            raise ApiError(404, msg) from None
+
     async def _execute(self, run: _Run, value: Any, keywords: dict[str, Any]) -> None:
         started = time.monotonic()
         status, thread_status, error = "success", "idle", None
@@ -202,7 +182,7 @@ class Runner:
         except asyncio.CancelledError:
             status, thread_status = "interrupted", "interrupted"
             raise
-        except (ActorGraphError, Exception) as exc:  # a run's failure is its error part, never the server's
+        except Exception as exc:  # noqa: BLE001 - a run's failure is its error part, never the server's
             error = error_body(exc)
             status, thread_status = "error", "error"
             run.live.emit("error", error)
@@ -247,6 +227,29 @@ class Runner:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _row(served: Served, body: RunCreate, thread_id: str) -> RunRow:
+    """The new run's row: pending, with the request's options and metadata."""
+    now = time.time()
+    kwargs = {
+        "input": body.input,
+        "command": body.command.model_dump() if body.command else None,
+        "stream_mode": list(body.modes()),
+        "config": body.config or {},
+    }
+    metadata = {**(body.metadata or {}), "graph_id": served.name, "assistant_id": served.assistant_id}
+    return RunRow(
+        new_id(),
+        thread_id,
+        served.assistant_id,
+        "pending",
+        metadata,
+        kwargs,
+        body.multitask_strategy,
+        now,
+        now,
+    )
 
 
 @dataclass

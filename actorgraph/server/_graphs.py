@@ -102,7 +102,7 @@ class Served:
         }
 
 
-def _edges(spec: Any) -> Iterator[dict[str, Any]]:
+def _edges(spec: Any) -> Iterator[dict[str, Any]]:  # noqa: C901 - one loop per kind of edge
     seen: set[tuple[str, str]] = set()
 
     def edge(source: str, target: str, *, conditional: bool) -> Iterator[dict[str, Any]]:
@@ -200,7 +200,7 @@ class Graphs:
         found = self._by_id.get(assistant_id) or self._by_name.get(assistant_id)
         if found is None:
             names = ", ".join(self._by_name) or "none"
-            msg = f"assistant {assistant_id!r:.100} not found: give a graph's name ({names}) or its assistant_id"
+            msg = f"assistant {assistant_id!r:.100} not found: give a graph's name ({names}) or its id"
             raise NotFoundError(msg)
         return found
 

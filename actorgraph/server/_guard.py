@@ -113,7 +113,7 @@ class HostChecked:
         if not admitted:
             given = Headers(scope=scope).get("host", "(none)")[:100]
             names = ", ".join(h for h in self.hosts if h != "*")
-            detail = f"this server answers only to the host names {names}, not to {given!r}; start it with --allow-host"
+            detail = f"this server answers only to the host names {names}, not to {given!r}; see --allow-host"
             await _answer(send, 400, detail)
 
 

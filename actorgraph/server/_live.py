@@ -98,9 +98,9 @@ class SseResponse(StreamingResponse):
         headers: Mapping[str, str],
         on_gone: Callable[[], None] | None = None,
     ) -> None:
-        """Stream `frames` (None: a heartbeat) with `headers`; `on_gone` is called if the client leaves first."""
+        """Stream `frames` (None: a heartbeat) with `headers`; `on_gone` is told if the client leaves."""
         sse = {"cache-control": "no-store", "x-accel-buffering": "no", **headers}
-        super().__init__(frames, headers=sse, media_type="text/event-stream; charset=utf-8")
+        super().__init__((), headers=sse, media_type="text/event-stream; charset=utf-8")
         self.frames = frames
         self.on_gone = on_gone
 

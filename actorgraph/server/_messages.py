@@ -91,7 +91,7 @@ class MessageParts:
         return found
 
     def returned(self, delta: Any, keys: frozenset[str], meta: dict[str, Any], suffix: str) -> list[Part]:
-        """The parts of the messages a finished task added (those it streamed are not sent again as tuples)."""
+        """The parts of the messages a finished task added (not again as tuples those it streamed)."""
         if not (self.tuples or self.legacy) or not keys or not isinstance(delta, Mapping):
             return []
         found: list[Part] = []

@@ -154,7 +154,7 @@ class State:
     def update(
         self, served: Served, thread_id: str, values: Any, *, as_node: str | None, checkpoint_id: str | None
     ) -> str:
-        """Apply an update to the thread's state (a thread without checkpoints begins with it); its new checkpoint."""
+        """Apply an update to the thread's state (a thread without checkpoints begins so); its checkpoint."""
         if served.entrypoint and values is not None:
             values = {"output": values, "save": values}
         try:

@@ -158,7 +158,8 @@ class Tables:
             if found is not None:
                 return _thread(found) if if_exists == "do_nothing" else None
             conn.execute(
-                f"INSERT INTO actorgraph_server_threads ({_THREAD}) VALUES ({m}, {m}, 'idle', {m}, {m}, NULL)",
+                f"INSERT INTO actorgraph_server_threads ({_THREAD})"
+                f" VALUES ({m}, {m}, 'idle', {m}, {m}, NULL)",
                 (thread_id, text, stamp, stamp),
             )
             return ThreadRow(thread_id, metadata, "idle", stamp, stamp)
@@ -186,7 +187,8 @@ class Tables:
             row = _thread(found)
             merged, stamp = {**row.metadata, **metadata}, now()
             conn.execute(
-                f"UPDATE actorgraph_server_threads SET metadata = {m}, updated_at = {m} WHERE thread_id = {m}",
+                f"UPDATE actorgraph_server_threads SET metadata = {m}, updated_at = {m}"
+                f" WHERE thread_id = {m}",
                 (orjson.dumps(merged).decode(), stamp, thread_id),
             )
             return ThreadRow(thread_id, merged, row.status, row.created_at, stamp, row.error)
@@ -209,7 +211,7 @@ class Tables:
     def threads(
         self, *, status: str | None, ids: Sequence[str] | None, sort: tuple[str, str], limit: int
     ) -> list[ThreadRow]:
-        """Threads with that status (and among `ids`), sorted by `sort` (column, "asc" | "desc"), at most `limit`."""
+        """Threads with that status (and among `ids`), sorted by `sort` (column, order), at most `limit`."""
         column, order = sort
         if column not in _SORTS or order not in ("asc", "desc"):
             raise ConfigError(f"cannot sort threads by {column!r} {order!r}")
@@ -291,7 +293,8 @@ class Tables:
         m = self._m
         if create:
             conn.execute(
-                f"INSERT INTO actorgraph_server_threads ({_THREAD}) VALUES ({m}, '{{}}', 'idle', {m}, {m}, NULL)"
+                f"INSERT INTO actorgraph_server_threads ({_THREAD})"
+                f" VALUES ({m}, '{{}}', 'idle', {m}, {m}, NULL)"
                 " ON CONFLICT (thread_id) DO NOTHING",
                 (thread_id, stamp, stamp),
             )

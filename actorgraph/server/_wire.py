@@ -59,7 +59,7 @@ def _fallback(value: Any) -> Any:
     return jsonable(value)
 
 
-def jsonable(value: Any, depth: int = 0) -> Any:  # noqa: C901 - one case per kind of value
+def jsonable(value: Any, depth: int = 0) -> Any:  # noqa: C901, PLR0912 - one case per kind of value
     """`value` as plain JSON data: dicts with string keys, lists, strings, finite numbers, booleans, None."""
     if value is None or isinstance(value, (str, bool, int)):
         return value
@@ -190,9 +190,9 @@ def _changed(rule: Any, before: Any, value: Any) -> Any:
     if isinstance(rule, AddMessages) and isinstance(before, list) and isinstance(value, list):
         known = {m.get("id") if isinstance(m, Mapping) else getattr(m, "id", None): m for m in before}
         return [m for m in value if not _same(known.get(_id(m), _MISSING), m)]
-    if rule in (append, add) and isinstance(before, list) and isinstance(value, list):
-        if value[: len(before)] == before:
-            return value[len(before) :]
+    appended = rule in (append, add) and isinstance(before, list) and isinstance(value, list)
+    if appended and value[: len(before)] == before:
+        return value[len(before) :]
     if rule is add and isinstance(before, (int, float)) and isinstance(value, (int, float)):
         return value - before
     return value

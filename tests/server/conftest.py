@@ -55,7 +55,9 @@ def serving(graphs: dict[str, Any] | None = None, **options: Any) -> Iterator[Ru
     app = create_app(server_graphs.graphs() if graphs is None else graphs, **options)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + WAIT

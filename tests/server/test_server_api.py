@@ -29,7 +29,9 @@ def test_one_system_assistant_per_graph_found_by_id_or_name(running):
 def test_assistant_ids_are_stable_and_those_langgraph_gives(sqlite_server):
     from actorgraph.server._graphs import assistant_uuid
 
-    assert assistant_uuid("echo") == "046b5dc7-2108-582c-9c6c-31d556d138f0"  # LangGraph's server's id for "echo"
+    assert (
+        assistant_uuid("echo") == "046b5dc7-2108-582c-9c6c-31d556d138f0"
+    )  # LangGraph's server's id for "echo"
     assert sqlite_server.client().assistants.get("counter")["assistant_id"] == assistant_uuid("counter")
 
 
@@ -107,11 +109,18 @@ def test_the_store_routes(running):
     client.store.put_item(["users", "ada"], "prefs", {"theme": "dark", "rank": 2})
     client.store.put_item(["users", "bob"], "prefs", {"theme": "light", "rank": 5})
     item = client.store.get_item(["users", "ada"], "prefs")
-    assert (item["namespace"], item["key"], item["value"]) == (["users", "ada"], "prefs", {"theme": "dark", "rank": 2})
+    assert (item["namespace"], item["key"], item["value"]) == (
+        ["users", "ada"],
+        "prefs",
+        {"theme": "dark", "rank": 2},
+    )
     assert client.store.get_item(["users", "ada"], "missing") is None
     found = client.store.search_items(["users"], filter={"rank": {"$gte": 3}})
     assert [i["namespace"] for i in found["items"]] == [["users", "bob"]]
-    assert client.store.list_namespaces(prefix=["users"])["namespaces"] == [["users", "ada"], ["users", "bob"]]
+    assert client.store.list_namespaces(prefix=["users"])["namespaces"] == [
+        ["users", "ada"],
+        ["users", "bob"],
+    ]
     client.store.delete_item(["users", "ada"], "prefs")
     assert client.store.get_item(["users", "ada"], "prefs") is None
 

@@ -1,4 +1,4 @@
-"""What a server serves: `langgraph.json`, `-g NAME=TARGET`, and the kinds of target (others refused at start)."""
+"""What a server serves: `langgraph.json`, `-g NAME=TARGET`, the kinds of target (others refused at start)."""
 
 from __future__ import annotations
 
@@ -36,8 +36,12 @@ graph.add_vertex("stamp", stamp).add_edge(ag.START, "stamp").add_edge("stamp", a
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "agent_served.py").write_text(GRAPH_FILE)
     (tmp_path / ".env").write_text('# settings\nSERVED_FLAVOUR="mint"\n')
-    config = {"dependencies": ["."], "graphs": {"agent": "./agent_served.py:graph"}, "env": ".env",
-              "python_version": "3.11"}  # fmt: skip
+    config = {
+        "dependencies": ["."],
+        "graphs": {"agent": "./agent_served.py:graph"},
+        "env": ".env",
+        "python_version": "3.11",
+    }
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     monkeypatch.delenv("SERVED_FLAVOUR", raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))
@@ -73,8 +77,11 @@ def test_a_bad_config_is_refused_naming_the_key(tmp_path, content, words):
 def test_graph_options_and_unloadable_graphs(project, monkeypatch):
     monkeypatch.chdir(project)
     assert set(graphs_of(None, ["other=./agent_served.py:graph"])) == {"other"}
-    for option, words in (("nameonly", "NAME=TARGET"), ("a=./missing.py:graph", "missing.py"),
-                          ("a=./agent_served.py:absent", "absent")):  # fmt: skip
+    for option, words in (
+        ("nameonly", "NAME=TARGET"),
+        ("a=./missing.py:graph", "missing.py"),
+        ("a=./agent_served.py:absent", "absent"),
+    ):
         with pytest.raises(ConfigError, match=words):
             graphs_of(None, [option])
     with pytest.raises(ConfigError, match="no graph to serve"):
@@ -86,9 +93,9 @@ def test_targets_that_are_not_graphs_are_refused_naming_them(tmp_path):
     kept.add_vertex("a", lambda s: s).add_edge(ag.START, "a").add_edge("a", ag.END)
     with pytest.raises(ConfigError, match="graph 'numbers' is a list"):
         create_app({"numbers": [1, 2]}, db=str(tmp_path / "a.db"))
-    with MemoryCheckpointer() as own, kept.compile(own) as compiled:
-        with pytest.raises(ConfigError, match="graph 'owned' is a CompiledGraph with its own checkpointer"):
-            create_app({"owned": compiled}, db=str(tmp_path / "b.db"))
+    owned = "graph 'owned' is a CompiledGraph with its own checkpointer"
+    with MemoryCheckpointer() as own, kept.compile(own) as compiled, pytest.raises(ConfigError, match=owned):
+        create_app({"owned": compiled}, db=str(tmp_path / "b.db"))
     with pytest.raises(ConfigError, match="SQL database"), MemoryCheckpointer() as memory:
         create_app({"kept": kept}, checkpointer=memory)
     with pytest.raises(ConfigError, match="empty token"):
@@ -104,8 +111,18 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_the_command_serves_a_config_and_stops_on_sigterm(project):
     port = _free_port()
-    command = [sys.executable, "-m", "actorgraph.cli", "server", "--config", "langgraph.json", "--port", str(port),
-               "--db", str(project / "cli.db")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "actorgraph.cli",
+        "server",
+        "--config",
+        "langgraph.json",
+        "--port",
+        str(port),
+        "--db",
+        str(project / "cli.db"),
+    ]
     child = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -118,7 +135,9 @@ def test_the_command_serves_a_config_and_stops_on_sigterm(project):
             assert child.poll() is None, child.stdout.read().decode() if child.stdout else ""
             assert time.monotonic() < deadline, "the server did not start"
             time.sleep(0.1)
-        reply = httpx.post(f"http://127.0.0.1:{port}/runs/wait", json={"assistant_id": "agent", "input": {}}, timeout=30)
+        reply = httpx.post(
+            f"http://127.0.0.1:{port}/runs/wait", json={"assistant_id": "agent", "input": {}}, timeout=30
+        )
         assert reply.json() == {"flavour": "mint"}
     finally:
         child.terminate()
@@ -127,8 +146,18 @@ def test_the_command_serves_a_config_and_stops_on_sigterm(project):
 
 @pytest.mark.slow
 def test_the_command_refuses_a_public_address_without_a_token(project):
-    command = [sys.executable, "-m", "actorgraph.cli", "server", "--config", "langgraph.json",
-               "--host", "0.0.0.0", "--port", str(_free_port())]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "actorgraph.cli",
+        "server",
+        "--config",
+        "langgraph.json",
+        "--host",
+        "0.0.0.0",  # noqa: S104 - refused before binding
+        "--port",
+        str(_free_port()),
+    ]
     done = subprocess.run(command, cwd=project, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 2
     assert "--token" in done.stderr

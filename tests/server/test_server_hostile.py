@@ -31,9 +31,16 @@ def test_bad_bodies_are_refused_naming_the_field(serve_with):
     cases = {
         "/threads": (b"{not json", 400, "not JSON"),
         "/threads/search": (b'{"limit": "many"}', 422, "limit"),
-        "/runs/wait": (json.dumps({"assistant_id": "counter", "input": {"x": "y" * 5000}}), 413, "larger than"),
-        "/runs/stream": (json.dumps({"assistant_id": "counter", "input": {"n": 1}, "stream_mode": "everything"}),
-                         422, "stream_mode"),  # fmt: skip
+        "/runs/wait": (
+            json.dumps({"assistant_id": "counter", "input": {"x": "y" * 5000}}),
+            413,
+            "larger than",
+        ),
+        "/runs/stream": (
+            json.dumps({"assistant_id": "counter", "input": {"n": 1}, "stream_mode": "everything"}),
+            422,
+            "stream_mode",
+        ),
     }
     for path, (body, status, words) in cases.items():
         code, answer = post(http, path, body)
@@ -59,9 +66,15 @@ def test_bad_ids_and_unknown_assistants(sqlite_server):
     code, answer = post(http, "/runs/wait", json.dumps({"assistant_id": "nope", "input": {}}))
     assert code == 404
     assert "nope" in answer["detail"]
-    code, _ = post(http, "/runs/wait", json.dumps({"assistant_id": "counter", "input": {"n": 1}, "command": {"resume": 1}}))
+    code, _ = post(
+        http,
+        "/runs/wait",
+        json.dumps({"assistant_id": "counter", "input": {"n": 1}, "command": {"resume": 1}}),
+    )
     assert code == 422
-    code, answer = post(http, "/runs/wait", json.dumps({"assistant_id": "counter", "interrupt_before": ["nowhere"]}))
+    code, answer = post(
+        http, "/runs/wait", json.dumps({"assistant_id": "counter", "interrupt_before": ["nowhere"]})
+    )
     assert (code, "nowhere" in answer["detail"]) == (422, True)
     assert http.get("/nowhere").status == 404
     nothing_stored(sqlite_server)
@@ -75,7 +88,7 @@ def test_a_host_that_is_not_ours_is_refused(sqlite_server):
 
 
 def test_with_a_token_every_request_needs_it(serve_with):
-    server = serve_with(token="s3cret")
+    server = serve_with(token="s3cret")  # noqa: S106 - a test token
     http = server.http
     assert http.get("/ok").status == 200
     assert http.get("/info").status == 401
@@ -89,8 +102,12 @@ def test_with_a_token_every_request_needs_it(serve_with):
 def test_cors_is_off_unless_origins_are_named(serve_with):
     plain = serve_with()
     asked = {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}
-    assert "access-control-allow-origin" not in plain.http.request("OPTIONS", "/threads", headers=asked).headers
-    opened = serve_with(cors_origins=["http://localhost:3000"], db=str(plain.app.state.server.checkpointer._path) + "2")
+    assert (
+        "access-control-allow-origin" not in plain.http.request("OPTIONS", "/threads", headers=asked).headers
+    )
+    opened = serve_with(
+        cors_origins=["http://localhost:3000"], db=str(plain.app.state.server.checkpointer._path) + "2"
+    )
     reply = opened.http.request("OPTIONS", "/threads", headers=asked)
     assert reply.headers["access-control-allow-origin"] == "http://localhost:3000"
 

@@ -1,4 +1,4 @@
-"""Runs driven by `langgraph-sdk` over HTTP: every stream mode, pauses and answers, waits, errors, stateless runs."""
+"""Runs driven by `langgraph-sdk` over HTTP: every stream mode, pauses and answers, waits, errors."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ def test_a_stream_starts_with_metadata_and_names_its_run(running):
     created = []
     found = [
         (p.event, p.data)
-        for p in client.runs.stream(thread["thread_id"], "counter", input={"n": 1}, on_run_created=created.append)
+        for p in client.runs.stream(
+            thread["thread_id"], "counter", input={"n": 1}, on_run_created=created.append
+        )
     ]
     assert found[0][0] == "metadata"
     assert set(found[0][1]) == {"run_id", "attempt"}
@@ -78,8 +80,14 @@ def test_an_answer_by_interrupt_id(sqlite_server):
 def test_a_breakpoint_pauses_with_an_empty_interrupt_and_input_none_goes_on(sqlite_server):
     client = sqlite_server.client()
     thread = client.threads.create()["thread_id"]
-    found = parts(client, thread, "counter", input={"n": 1}, stream_mode=["values", "updates"],
-                  interrupt_before=["increment"])  # fmt: skip
+    found = parts(
+        client,
+        thread,
+        "counter",
+        input={"n": 1},
+        stream_mode=["values", "updates"],
+        interrupt_before=["increment"],
+    )
     assert named(found, "updates") == [{"__interrupt__": []}]
     assert named(found, "values") == [{"n": 1}]
     assert client.threads.get(thread)["status"] == "interrupted"
@@ -166,8 +174,11 @@ def test_stateless_runs_leave_no_thread(sqlite_server):
 def test_wait_answers_with_where_the_run_is(sqlite_server):
     client = sqlite_server.client()
     thread = client.threads.create()["thread_id"]
-    reply = httpx.post(f"{sqlite_server.url}/threads/{thread}/runs/wait",
-                       json={"assistant_id": "counter", "input": {"n": 1}}, timeout=30)  # fmt: skip
+    reply = httpx.post(
+        f"{sqlite_server.url}/threads/{thread}/runs/wait",
+        json={"assistant_id": "counter", "input": {"n": 1}},
+        timeout=30,
+    )
     assert reply.status_code == 200
     assert reply.json() == {"n": 2}
     run_id = reply.headers["content-location"].rsplit("/", 1)[1]

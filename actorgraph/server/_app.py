@@ -25,21 +25,23 @@ from actorgraph._model.errors import (
     StoreError,
     ThreadNotFoundError,
 )
-from actorgraph.server import _assistants, _runs, _threads
+from actorgraph.server._assistants import ROUTES as ASSISTANT_ROUTES
 from actorgraph.server._body import ApiError, Limits
 from actorgraph.server._context import Json, Server
 from actorgraph.server._execute import Runner
 from actorgraph.server._graphs import Graphs, NotFoundError, served_graph
 from actorgraph.server._guard import Caught, HostChecked, TokenChecked, allowed_hosts
 from actorgraph.server._openapi import docs_page, openapi
+from actorgraph.server._runs import ROUTES as RUN_ROUTES
 from actorgraph.server._state import State
 from actorgraph.server._tables import Tables
+from actorgraph.server._threads import ROUTES as THREAD_ROUTES
 
 __all__ = ["create_app"]
 
 log = logging.getLogger("actorgraph.server")
 
-ROUTES: list[tuple[str, str, Any]] = [*_assistants.ROUTES, *_threads.ROUTES, *_runs.ROUTES]
+ROUTES: list[tuple[str, str, Any]] = [*ASSISTANT_ROUTES, *THREAD_ROUTES, *RUN_ROUTES]
 
 
 def _detail(status: int) -> Callable[[Request, Exception], Any]:

@@ -15,30 +15,44 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 import actorgraph
-from actorgraph.server import _models as m
+from actorgraph.server._models import (
+    AssistantSearch,
+    HistoryRequest,
+    NamespaceSearch,
+    RunCreate,
+    StateCheckpoint,
+    StateUpdate,
+    StoreDelete,
+    StorePut,
+    StoreSearch,
+    ThreadCount,
+    ThreadCreate,
+    ThreadPatch,
+    ThreadSearch,
+)
 
 __all__ = ["docs_page", "openapi"]
 
 _BODIES: Final[dict[tuple[str, str], type[BaseModel]]] = {
-    ("POST", "/assistants/search"): m.AssistantSearch,
-    ("POST", "/assistants/count"): m.AssistantSearch,
-    ("POST", "/threads"): m.ThreadCreate,
-    ("POST", "/threads/search"): m.ThreadSearch,
-    ("POST", "/threads/count"): m.ThreadCount,
-    ("PATCH", "/threads/{thread_id}"): m.ThreadPatch,
-    ("POST", "/threads/{thread_id}/state"): m.StateUpdate,
-    ("POST", "/threads/{thread_id}/state/checkpoint"): m.StateCheckpoint,
-    ("POST", "/threads/{thread_id}/history"): m.HistoryRequest,
-    ("POST", "/threads/{thread_id}/runs/stream"): m.RunCreate,
-    ("POST", "/threads/{thread_id}/runs/wait"): m.RunCreate,
-    ("POST", "/threads/{thread_id}/runs"): m.RunCreate,
-    ("POST", "/runs/stream"): m.RunCreate,
-    ("POST", "/runs/wait"): m.RunCreate,
-    ("POST", "/runs"): m.RunCreate,
-    ("PUT", "/store/items"): m.StorePut,
-    ("DELETE", "/store/items"): m.StoreDelete,
-    ("POST", "/store/items/search"): m.StoreSearch,
-    ("POST", "/store/namespaces"): m.NamespaceSearch,
+    ("POST", "/assistants/search"): AssistantSearch,
+    ("POST", "/assistants/count"): AssistantSearch,
+    ("POST", "/threads"): ThreadCreate,
+    ("POST", "/threads/search"): ThreadSearch,
+    ("POST", "/threads/count"): ThreadCount,
+    ("PATCH", "/threads/{thread_id}"): ThreadPatch,
+    ("POST", "/threads/{thread_id}/state"): StateUpdate,
+    ("POST", "/threads/{thread_id}/state/checkpoint"): StateCheckpoint,
+    ("POST", "/threads/{thread_id}/history"): HistoryRequest,
+    ("POST", "/threads/{thread_id}/runs/stream"): RunCreate,
+    ("POST", "/threads/{thread_id}/runs/wait"): RunCreate,
+    ("POST", "/threads/{thread_id}/runs"): RunCreate,
+    ("POST", "/runs/stream"): RunCreate,
+    ("POST", "/runs/wait"): RunCreate,
+    ("POST", "/runs"): RunCreate,
+    ("PUT", "/store/items"): StorePut,
+    ("DELETE", "/store/items"): StoreDelete,
+    ("POST", "/store/items/search"): StoreSearch,
+    ("POST", "/store/namespaces"): NamespaceSearch,
 }
 _STREAMS: Final = frozenset(p for (_, p) in _BODIES if p.endswith("/stream"))
 

@@ -69,6 +69,7 @@ RUNS: dict[str, Example] = {
     "supersteps.py": Example((), "superstep 2: left, right"),
     "tracing.py": Example((), "11 spans in 1 trace"),
     "workers.py": Example((), "notes-tides published: True True"),
+    "serve_over_http.py": Example((), "conversation: ['hi', 'you said hi']"),
 }
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")

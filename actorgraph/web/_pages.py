@@ -92,7 +92,7 @@ def _listed(store: Checkpointer, status: str | None, q: str) -> list[ThreadInfo]
     after: ThreadInfo | None = None
     while len(found) <= INBOX_ROWS:
         page = store.threads(status=status, limit=SEARCH_PAGE, after=after)
-        found += [info for info in page if q.lower() in info.thread_id.lower()]
+        found += [info for info in page if q.lower() in str(info.thread_id).lower()]  # a damaged id: bytes
         if len(page) < SEARCH_PAGE:
             break
         after = page[-1]

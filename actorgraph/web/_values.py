@@ -9,6 +9,7 @@ links to the whole as a download.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -197,9 +198,11 @@ def parse_json(text: str) -> Any:
         raise ConfigError(f"not JSON this inbox takes: {cut(str(exc), 200).text}") from None
 
 
-def ago(when: float) -> str:
-    """How long ago `when` (wall-clock seconds) was: `12 s`, `4 min`."""
-    return duration(time.time() - when)
+def ago(when: object) -> str:
+    """How long ago `when` (stored wall-clock seconds) was: `12 s`, `4 min`; `?` for a forged time."""
+    if isinstance(when, int | float) and not isinstance(when, bool) and math.isfinite(when):
+        return duration(time.time() - when)
+    return "?"
 
 
 def json_bytes(value: Any) -> bytes:

@@ -213,3 +213,38 @@ def test_an_exception_no_page_handled_is_a_readable_500_without_a_traceback(
     assert "Traceback" not in reply.text
     assert reply.headers["content-security-policy"].startswith("default-src 'none'")
     assert "a bug with a secret" in caplog.text  # the log says why
+
+
+@pytest.mark.parametrize(
+    ("column", "forged"),
+    [("updated_at", "yesterday"), ("updated_at", b"\x00\x01"), ("thread_id", b"\xffbroken")],
+)
+def test_a_damaged_thread_row_is_listed_never_a_500(tmp_path: Path, column: str, forged: str | bytes) -> None:
+    """The thread table's own row forged (a time that is text or bytes, an id that is bytes): every list
+    page still answers, the row shown with `?` where its time cannot be read."""
+    db = tmp_path / "runs.db"
+    with SqliteCheckpointer(db) as store, web_graphs.approval.compile(store) as graph:
+        for thread_id in ("healthy", "broken", "failed"):
+            graph.invoke({"topic": thread_id}, thread_id=thread_id)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE actorgraph_threads SET status = 'error' WHERE thread_id = 'failed'")
+        for thread_id, value in (("broken", forged), ("failed", forged * 2)):  # ids are unique
+            connection.execute(
+                f"UPDATE actorgraph_threads SET {column} = ? WHERE thread_id = ?",  # noqa: S608 - a test's own
+                (value, thread_id),
+            )
+    connection.close()
+    with (
+        SqliteCheckpointer(db) as store,
+        web_graphs.approval.compile(store) as graph,
+        served(app(graph)) as http,
+    ):
+        for path in ("/", "/?status=all", "/?status=error", "/?q=b", "/?status=all&q=e", "/runs"):
+            reply = http.get(path)
+            assert reply.status == 200, (path, reply.text)
+            assert "Traceback" not in reply.text
+        inbox = http.get("/").text
+        assert ">healthy</a>" in inbox
+        if column == "updated_at":
+            assert inbox.count("<td>?</td>") == 1  # the broken thread's age; the healthy one's is a time
+            assert "? ago" in http.get("/runs").text

@@ -73,7 +73,8 @@ async def _http_problem(request: Request, exc: Exception) -> Response:
 
 async def _unavailable(request: Request, exc: Exception) -> Response:
     """An error of the engine or the store that no page expected (the store unreachable, locked): 503."""
-    log.warning("the web inbox could not serve %s %s: %s", request.method, request.url.path, exc)
+    where = {"method": request.method, "path": request.url.path}
+    log.warning("request not served (503)", extra={**where, "error": f"{type(exc).__name__}: {exc}"})
     message = f"503: this could not be served ({type(exc).__name__}: {exc}); try again later"
     return site_of(request).problem(request, 503, "Not available", message)
 
@@ -108,7 +109,8 @@ class Caught:
         try:
             await self.app(scope, receive, watched)
         except Exception:
-            log.exception("the web inbox failed on %s %s", scope.get("method"), scope.get("path"))
+            where = {"method": scope.get("method"), "path": scope.get("path")}
+            log.exception("request failed", extra=where)  # its traceback goes to the log, never into the page
             if started:  # too late for a page: the client sees a cut answer
                 return
             await HTMLResponse(_CRASHED, 500, headers=SAFE_HEADERS)(scope, receive, send)
@@ -129,7 +131,8 @@ def app(
         checkpointer: the store whose threads are listed (default: the graph's own).
         token: the access token every request must carry (`Authorization: Bearer
             TOKEN`, or the session cookie of the `/login` form); None admits
-            everyone who can reach the server (serve it on loopback only).
+            everyone who can reach the server (serve it on loopback only). An
+            empty or blank token is refused: anyone could send it.
         allow_hosts: host names the app answers to besides `localhost`,
             `127.0.0.1` and `[::1]` (any port): the names people reach it by
             (`inbox.example`, `*.example.org`, an address; `*` for any, only
@@ -137,8 +140,8 @@ def app(
             which stops DNS rebinding.
 
     Raises:
-        ConfigError: the graph has no checkpointer and none is given, or an entry
-            of `allow_hosts` is not a host name (also a ValueError).
+        ConfigError: the graph has no checkpointer and none is given, the token is
+            empty or blank, or an entry of `allow_hosts` is not a host name (also a ValueError).
     """
     store = checkpointer if checkpointer is not None else compiled.checkpointer
     if store is None:

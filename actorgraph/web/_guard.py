@@ -21,7 +21,9 @@ from starlette.requests import HTTPConnection
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ANONYMOUS", "COOKIE", "SAFE_HEADERS", "Guard", "Guarded"]
+from actorgraph._model.errors import ConfigError
+
+__all__ = ["ANONYMOUS", "COOKIE", "SAFE_HEADERS", "Guard", "Guarded", "check_token"]
 
 COOKIE = "actorgraph_session"
 ANONYMOUS = "anonymous"
@@ -37,15 +39,42 @@ SAFE_HEADERS = {
 
 
 def _same(given: str, expected: str) -> bool:
-    """Compared in constant time (as bytes: a cookie or a field may hold any character)."""
-    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode())
+    """Compared in constant time (as bytes: a cookie or a field may hold anything); empty never matches."""
+    if not given or not expected:
+        return False
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
+
+
+def check_token(token: object) -> str | None:
+    """An access token, checked: None (no token: everyone on loopback is admitted) or a non-blank string.
+
+    An empty token would admit whoever sends `Authorization: Bearer` with nothing
+    after it (what `--token "$UNSET_VARIABLE"` gives), so it is refused.
+
+    Raises:
+        ConfigError: the token is not a string, or is empty or blank.
+    """
+    if token is None:
+        return None
+    if not isinstance(token, str):
+        msg = f"token={type(token).__name__}: give the access token as text, or None for no token"
+        raise ConfigError(msg)
+    if not token.strip():
+        msg = (
+            f"token={token!r} is blank, which anyone could send: give a real access token "
+            "(python -c 'import secrets; print(secrets.token_urlsafe(24))' makes one), or none at all "
+            "to admit everyone (then serve on loopback only)"
+        )
+        raise ConfigError(msg)
+    return token
 
 
 class Guard:
     """The secrets of one app: the access token (optional) and the key of its sessions and CSRF tokens."""
 
     def __init__(self, token: str | None) -> None:
-        self.token = token
+        """Keep `token` (checked: `check_token`) and make the key of this process's sessions."""
+        self.token = check_token(token)
         self._key = secrets.token_bytes(32)  # per process: a restart logs everyone out
 
     def _mac(self, *parts: str) -> str:
@@ -58,7 +87,7 @@ class Guard:
         return f"{sid}.{self._mac('session', self.token, sid)}"
 
     def token_matches(self, given: str) -> bool:
-        """The token, compared in constant time."""
+        """The token, compared in constant time (an empty one never matches)."""
         return self.token is not None and _same(given, self.token)
 
     def visitor(self, headers: Headers, cookies: Mapping[str, str]) -> str:

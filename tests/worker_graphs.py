@@ -94,3 +94,19 @@ def asking() -> ag.Graph[Any]:
     g.add_edge("note", "approve")
     g.add_edge("approve", ag.END)
     return g
+
+
+def _call_the_service(state: dict[str, Any]) -> dict[str, Any]:
+    msg = f"the service is down (seed {state['seed']})"
+    raise ConnectionError(msg)
+
+
+def failing() -> ag.Graph[Any]:
+    """START -> prepare -> call (raises ConnectionError, no retry) -> END: the worker log test's graph."""
+    g: ag.Graph[Any] = ag.Graph()
+    g.add_vertex("prepare", lambda s: {**s, "prepared": True})
+    g.add_vertex("call", _call_the_service)
+    g.add_edge(ag.START, "prepare")
+    g.add_edge("prepare", "call")
+    g.add_edge("call", ag.END)
+    return g

@@ -15,7 +15,8 @@ from typing import Any
 
 from actorgraph._actors.log import log, stdlib_logger
 from actorgraph._engine.context import MessagePiece
-from actorgraph._model.records import Task
+from actorgraph._model.errors import VertexError
+from actorgraph._model.records import ErrorInfo, Task
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
@@ -35,6 +36,8 @@ from actorgraph.events import (
 )
 
 __all__ = ["Emitter"]
+
+_MESSAGE = 500  # characters of an error's message a log record carries (the store keeps it whole)
 
 
 class Emitter:
@@ -143,6 +146,15 @@ def log_entry(event: Event) -> tuple[int, str]:
     return _ROUTINE.get(type(event), (logging.DEBUG, type(event).__name__))
 
 
+def _run_error(error: ErrorInfo) -> dict[str, Any]:
+    """The fields of a failed run's record: the error, and the vertex that raised it when one did."""
+    failed = error.exception
+    if isinstance(failed, VertexError):
+        message = failed.error_message
+        return {"vertex": failed.vertex, "error": failed.error_type, "error_message": message[:_MESSAGE]}
+    return {"error": error.type, "error_message": error.message[:_MESSAGE]}
+
+
 def log_fields(event: Event) -> dict[str, Any]:
     """The structured fields of an event's log record."""
     fields: dict[str, Any] = {"run_id": event.run_id, "thread_id": event.thread_id, "step": event.step}
@@ -152,6 +164,7 @@ def log_fields(event: Event) -> dict[str, Any]:
             fields.update(vertex=r.vertex, task_id=r.task_id, attempt=r.attempts, status=r.status)
             if r.status == "error":
                 fields["error"] = r.error.type if r.error else None
+                fields["error_message"] = r.error.message[:_MESSAGE] if r.error else None
         case TaskStarted(task_id=task_id, vertex=vertex, attempt=attempt):
             fields.update(task_id=task_id, vertex=vertex, attempt=attempt)
         case RetryScheduled(task_id=task_id, vertex=vertex, attempt=attempt, delay=delay, error=error):
@@ -162,8 +175,7 @@ def log_fields(event: Event) -> dict[str, Any]:
             fields["interrupts"] = [i.id for i in interrupts]
         case RunFinished(status=status, error=error):
             fields["status"] = status
-            if error is not None:
-                fields["error"] = error.type
+            fields.update(_run_error(error) if error is not None else {})
     named = _NAMED.get(type(event))
     if named:
         fields.update({name: getattr(event, name) for name in named})

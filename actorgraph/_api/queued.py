@@ -21,6 +21,7 @@ from actorgraph._engine.preparing import lookups
 from actorgraph._model.errors import (
     ActorGraphError,
     AlreadyAnsweredError,
+    CheckpointError,
     ConfigError,
     RunTimeoutError,
     SerializationError,
@@ -31,7 +32,7 @@ from actorgraph._model.runs import Claim
 from actorgraph.checkpoint._codec import aad
 from actorgraph.checkpoint._load import answer_aad, claims_of, load
 from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
-from actorgraph.checkpoint._queue import QueuedRow, RunQueue, run_queue
+from actorgraph.checkpoint._queue import QUEUE_STATES, QueuedRow, RunQueue, run_queue
 from actorgraph.checkpoint._store import check_thread_id
 
 __all__ = ["Submitted", "decode_submission", "submit", "workers_running"]
@@ -55,9 +56,17 @@ class Submitted:
     _queue: RunQueue
 
     def status(self) -> str:
-        """The run's state in the queue: "queued", "running" (a worker holds it), "done" or "failed"."""
-        row = self._queue.get(self.thread_id)
-        return "done" if row is None else row.state
+        """The run's state in the queue: "queued", "running" (a worker holds it), "done" or "failed".
+
+        Raises:
+            CheckpointError: the queue row's state is none of these (damaged).
+        """
+        state = self._queue.state_of(self.thread_id)  # the state alone: a damaged row's other columns aside
+        if state is not None and state not in QUEUE_STATES:
+            shown = f"its state is {state!r:.60}"
+            msg = f"the queue row of thread {self.thread_id!r} is damaged ({shown}); submit the run again"
+            raise CheckpointError(msg)
+        return "done" if state is None else state
 
     def worker(self) -> str | None:
         """The worker holding the run (or the last one that did); None while it is queued."""
@@ -73,16 +82,17 @@ class Submitted:
         Raises:
             RunTimeoutError: the run did not stop within `timeout` seconds (it
                 stays queued or running).
+            CheckpointError: the queue row's state is damaged.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            row: QueuedRow | None = self._queue.get(self.thread_id)
-            if row is None or row.state in ("done", "failed"):
-                return "done" if row is None else row.state
+            state = self.status()
+            if state in ("done", "failed"):
+                return state
             if deadline is not None and time.monotonic() >= deadline:
                 msg = (
                     f"the queued run of thread {self.thread_id!r} did not stop within {timeout} s "
-                    f"(it is {row.state}); is a worker running? (actorgraph worker TARGET)"
+                    f"(it is {state}); is a worker running? (actorgraph worker TARGET)"
                 )
                 raise RunTimeoutError(msg)
             time.sleep(_POLL)

@@ -20,20 +20,25 @@ whether anyone will take a queued resume (`live_workers`).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._model.errors import CheckpointError, ConfigError
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._queue_rows import (
+    QUEUE_STATES,
+    QueuedRow,
+    WorkerRow,
+    queued_row,
+    shown_id,
+    worker_row,
+)
 from actorgraph.checkpoint._store import check_stored_thread_id, now
 
-__all__ = ["QUEUE_STATES", "QueuedRow", "RunQueue", "WorkerRow", "run_queue", "worker_name"]
-
-QUEUE_STATES = ("queued", "running", "done", "failed")
-"""A queue row's states: waiting for a worker, held by one, stopped (done or paused), failed."""
+__all__ = ["QUEUE_STATES", "QueuedRow", "RunQueue", "WorkerRow", "check_lease", "run_queue", "worker_name"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actorgraph_queue (
@@ -52,45 +57,10 @@ _COLUMNS = (
 )
 _ERROR_TEXT = 2000  # characters of a failed run's error kept in its row
 _LONGEST_LEASE = 86400.0  # a day
+_FORGED_LEASE = 366 * 86400.0  # a lease ending over a year from now was not written by a worker: take it
+_UNREADABLE_PER_CLAIM = 100  # damaged rows one claim marks failed before it lets the transaction go
 
-
-@dataclass(frozen=True, slots=True)
-class QueuedRow:
-    """One submitted run as the queue holds it.
-
-    Attributes:
-        thread_id: the run's thread.
-        state: "queued", "running", "done" or "failed".
-        payload: the encoded submission (opaque to the queue).
-        base_head: the thread's head when it was submitted (None: a new thread).
-        worker: the worker holding it (running), or the last one that did.
-        lease_until: wall-clock seconds until which the worker's lease holds.
-        attempts: how many times a worker took it.
-        submitted_at: wall-clock seconds of the submission.
-        updated_at: wall-clock seconds of its last change.
-        error: why it failed (state "failed").
-    """
-
-    thread_id: str
-    state: str
-    payload: bytes
-    base_head: str | None
-    worker: str | None
-    lease_until: float | None
-    attempts: int
-    submitted_at: float
-    updated_at: float
-    error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerRow:
-    """A registered worker: its name, when it started, its last heartbeat, its lease in seconds."""
-
-    worker: str
-    started_at: float
-    seen_at: float
-    lease: float
+log = logging.getLogger("actorgraph.queue")
 
 
 def worker_name() -> str:
@@ -98,26 +68,6 @@ def worker_name() -> str:
     import socket  # noqa: PLC0415 - only workers need it, and `import actorgraph` stays slim
 
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _row(values: Sequence[Any]) -> QueuedRow:
-    """A stored row, checked: a damaged one is a `CheckpointError` naming it, never a crash later."""
-    shown = repr(values[0])[:80] if values else "?"
-    damaged = (
-        f"the queue row of thread {shown} is damaged ({{}}); delete it from actorgraph_queue "
-        "and submit the run again"
-    )
-    try:
-        thread_id, state, payload, base, worker, lease, attempts, submitted, updated, error = values
-        row = QueuedRow(
-            thread_id, state, bytes(payload), base, worker,
-            None if lease is None else float(lease), int(attempts), float(submitted), float(updated), error,
-        )  # fmt: skip
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(damaged.format(exc)) from exc
-    if state not in QUEUE_STATES or not isinstance(thread_id, str):
-        raise CheckpointError(damaged.format(f"state {state!r}"))
-    return row
 
 
 class RunQueue:
@@ -207,36 +157,71 @@ class RunQueue:
     # -- working -------------------------------------------------------------------------------
 
     def claim(self, worker: str, lease: float) -> QueuedRow | None:
-        """Take the oldest queued run, or one whose worker's lease ran out; None when there is none."""
+        """Take the oldest queued run, or one whose worker's lease ran out; None when there is none.
+
+        A row the queue did not write (a column holding what it never writes
+        there, a lease that cannot end) is marked failed on the way, with the
+        reason naming its thread and column, and logged; the claim goes on to the
+        next row, so one damaged row never stops the workers.
+        """
         m, stamp = self._m, now()
         skip = " FOR UPDATE SKIP LOCKED" if self._postgres else ""
         pick = (
-            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state = 'queued'"
-            f" OR (state = 'running' AND lease_until < {m}) ORDER BY submitted_at, thread_id LIMIT 1{skip}"
-        )
+            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state = 'queued' OR (state = 'running' AND"
+            f" (lease_until IS NULL OR lease_until < {m} OR lease_until > {m}))"
+            f" ORDER BY submitted_at, thread_id LIMIT 1{skip}"
+        )  # a lease that cannot end (NULL, text in SQLite, NaN or Infinity) is taken, not waited for
+        unreadable: list[tuple[Any, str]] = []
 
         def work(conn: Any) -> QueuedRow | None:
-            found = conn.execute(pick, (stamp,)).fetchone()
-            if found is None:
-                return None
-            row = _row(found)
-            conn.execute(
-                f"UPDATE actorgraph_queue SET state = 'running', worker = {m}, lease_until = {m},"
-                f" attempts = attempts + 1, updated_at = {m} WHERE thread_id = {m}",
-                (worker, stamp + lease, stamp, row.thread_id),
-            )
-            conn.execute(
-                f"UPDATE actorgraph_threads SET status = 'running', updated_at = {m}"
-                f" WHERE thread_id = {m} AND status = 'queued'",
-                (stamp, row.thread_id),
-            )
-            return QueuedRow(
-                row.thread_id, "running", row.payload, row.base_head, worker, stamp + lease,
-                row.attempts + 1, row.submitted_at, stamp, None,
-            )  # fmt: skip
+            unreadable.clear()  # a retried transaction starts over
+            for _ in range(_UNREADABLE_PER_CLAIM):
+                found = conn.execute(pick, (stamp, stamp + _FORGED_LEASE)).fetchone()
+                if found is None:
+                    return None
+                try:
+                    row = queued_row(found)
+                except CheckpointError as exc:
+                    unreadable.append((found[0], str(exc)))
+                    self._fail_unreadable(conn, found[0], str(exc), worker, stamp)
+                    continue
+                return self._take(conn, row, worker, stamp, lease)
+            return None
 
         result: QueuedRow | None = self._write("taking a queued run", work)
+        for key, reason in unreadable:  # once the transaction holds
+            thread_id = key if isinstance(key, str) else shown_id(key)
+            fields = {"worker": worker, "thread_id": thread_id, "error": reason}
+            log.warning("queued run unreadable: marked failed", extra=fields)
         return result
+
+    def _take(self, conn: Any, row: QueuedRow, worker: str, stamp: float, lease: float) -> QueuedRow:
+        """Hold `row` for `worker` (its attempts counted here, checked: SQL arithmetic could overflow)."""
+        m = self._m
+        conn.execute(
+            f"UPDATE actorgraph_queue SET state = 'running', worker = {m}, lease_until = {m},"
+            f" attempts = {m}, updated_at = {m} WHERE thread_id = {m}",
+            (worker, stamp + lease, row.attempts + 1, stamp, row.thread_id),
+        )
+        conn.execute(
+            f"UPDATE actorgraph_threads SET status = 'running', updated_at = {m}"
+            f" WHERE thread_id = {m} AND status = 'queued'",
+            (stamp, row.thread_id),
+        )
+        return QueuedRow(
+            row.thread_id, "running", row.payload, row.base_head, worker, stamp + lease,
+            row.attempts + 1, row.submitted_at, stamp, None,
+        )  # fmt: skip
+
+    def _fail_unreadable(self, conn: Any, key: Any, reason: str, worker: str, stamp: float) -> None:
+        """Mark a damaged row failed with why, so no worker takes it again (its key as stored, even NULL)."""
+        m = self._m
+        where = "thread_id IS NULL" if key is None else f"thread_id = {m}"
+        conn.execute(
+            f"UPDATE actorgraph_queue SET state = 'failed', error = {m}, worker = {m}, lease_until = NULL,"
+            f" updated_at = {m} WHERE {where}",
+            (reason[:_ERROR_TEXT], worker, stamp, *(() if key is None else (key,))),
+        )
 
     def heartbeat(self, worker: str, lease: float, thread_ids: Sequence[str]) -> set[str]:
         """Record that `worker` lives and renew its leases; return the threads whose lease it lost."""
@@ -293,7 +278,7 @@ class RunQueue:
         """The queue row of `thread_id`, or None."""
         sql = f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE thread_id = {self._m}"
         found = self._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
-        return _row(found[0]) if found else None
+        return queued_row(found[0]) if found else None
 
     def state_of(self, thread_id: str) -> str | None:
         """The state of `thread_id`'s queued run, or None; creates no table in a store never queued to."""
@@ -313,7 +298,7 @@ class RunQueue:
         rows = []
         for values in self._read("listing queued runs", sql, (*states, limit)):
             try:
-                rows.append(_row(values))
+                rows.append(queued_row(values))
             except CheckpointError:
                 continue
         return rows
@@ -326,7 +311,7 @@ class RunQueue:
             f" WHERE seen_at + lease + {m} >= {m}"
         )
         found = self._read("listing workers", sql, (grace, now()))
-        return [WorkerRow(str(w), float(s), float(seen), float(lease)) for w, s, seen, lease in found]
+        return [row for values in found if (row := worker_row(values)) is not None]  # damaged: not live
 
 
 def run_queue(checkpointer: Checkpointer) -> RunQueue:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import click
@@ -12,6 +11,7 @@ from actorgraph.checkpoint._queue import check_lease, run_queue, worker_name
 from actorgraph.cli._codes import DONE, FAILED
 from actorgraph.cli._console import print_json, stderr, stdout
 from actorgraph.cli._exits import CommandError, guarded
+from actorgraph.cli._logs import log_format_option, log_to_stderr
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
 from actorgraph.cli._outcome import Next, tell_done
 from actorgraph.cli._target import find
@@ -42,11 +42,19 @@ __all__ = ["queued_answer", "worker"]
     "long after this one died.",
 )
 @click.option("--name", metavar="NAME", help="The worker's name in `threads` (default host:pid).")
+@log_format_option
 @store_options
 @output_options
 @guarded
 def worker(  # noqa: PLR0913 - click passes every option as a keyword
-    *, target: str, concurrency: int, lease: float, name: str | None, store: StoreChoice, out: Output
+    *,
+    target: str,
+    concurrency: int,
+    lease: float,
+    name: str | None,
+    log_format: str,
+    store: StoreChoice,
+    out: Output,
 ) -> int:
     """Run the runs queued for TARGET (app.submit, or an answer while workers run), until stopped.
 
@@ -54,14 +62,16 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
     one machine sharing a SQLite file (--db). Each holds a lease on its runs and
     renews it; when a worker dies, another resumes its runs from their checkpoints.
     SIGTERM or Ctrl-C stops it cleanly: its runs are queued again for the others.
+    It logs on stderr each run it takes and how it ended, naming the thread, the
+    run, the vertex and the error (--log-format json: one JSON object a line).
     """
     try:
         check_lease(lease)
     except actorgraph.ConfigError as exc:
         raise CommandError(f"--lease {lease}: {exc}") from None
+    del out  # a worker prints no result; its log is --log-format's
     named = name or worker_name()
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    logging.getLogger("actorgraph.worker").setLevel(logging.WARNING if out.json else logging.INFO)
+    log_to_stderr(log_format)
     graph = find(target)
     stderr.print(f"worker {named} takes the queued runs of {target}", highlight=False, markup=False)
     dsn, db = (store.dsn, None) if store.dsn else (None, store.db)

@@ -1,4 +1,10 @@
-"""One worker process: take queued runs, run them, renew their leases, let go cleanly when told to stop."""
+"""One worker process: take queued runs, run them, renew their leases, let go cleanly when told to stop.
+
+It logs to the `actorgraph.worker` logger, each event with its fields as the
+record's extras (`worker`, `thread_id`, `run_id`, `vertex`, `error`...), as the
+library's own events are: `actorgraph.logging.configure()` (or `actorgraph
+worker`) shows them.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +16,21 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from actorgraph import ActorGraphError, CompiledGraph, RunCancelledError, RunHandle
+from actorgraph import ActorGraphError, CompiledGraph, RunCancelledError, RunHandle, VertexError
 from actorgraph._api.queued import decode_submission
 from actorgraph.checkpoint._queue import QueuedRow, RunQueue, run_queue
 
 __all__ = ["Worker"]
 
 log = logging.getLogger("actorgraph.worker")
+
+
+def _described(error: BaseException) -> dict[str, Any]:
+    """The fields of a failed run's log line: the vertex that failed (if one did) and the error."""
+    if isinstance(error, VertexError):
+        kind = error.error_type.removeprefix("builtins.")
+        return {"vertex": error.vertex, "step": error.step, "error": f"{kind}: {error.error_message}"}
+    return {"error": f"{type(error).__name__}: {error}"}
 
 
 @dataclass
@@ -83,7 +97,7 @@ class Worker:
         try:
             row = self.queue.claim(self.name, self.lease)
         except ActorGraphError as exc:
-            log.warning("worker %s could not take a run: %s", self.name, exc)
+            log.warning("could not take a run", extra={"worker": self.name, "error": str(exc)})
             return False
         if row is None:
             return False
@@ -96,12 +110,23 @@ class Worker:
         try:
             fresh, given = decode_submission(store, row)
             handle = self.app.start(given if fresh else None, thread_id=row.thread_id)
-        except ActorGraphError as exc:
-            self._finish(row.thread_id, "failed", str(exc))
+        except Exception as exc:  # noqa: BLE001 - a stored submission is hostile: it fails its own run only
+            error = str(exc) if isinstance(exc, ActorGraphError) else f"{type(exc).__name__}: {exc}"
+            log.warning(
+                "queued run not started",
+                extra={"worker": self.name, "thread_id": row.thread_id, "error": error},
+            )
+            self._finish(row.thread_id, "failed", error)
             return
         with self._lock:
             self._held[row.thread_id] = _Held(handle)
-        log.info("worker %s runs thread %s (attempt %d)", self.name, row.thread_id, row.attempts)
+        fields = {
+            "worker": self.name,
+            "thread_id": row.thread_id,
+            "run_id": handle.run_id,
+            "attempt": row.attempts,
+        }
+        log.info("queued run started", extra=fields)
         handle.future.add_done_callback(lambda done: self._stopped(row.thread_id, done))
 
     def _stopped(self, thread_id: str, done: Future[Any]) -> None:
@@ -112,12 +137,16 @@ class Worker:
         if held is None or held.dropped:
             return
         error = done.exception()
+        fields = {"worker": self.name, "thread_id": thread_id, "run_id": held.handle.run_id}
         if error is None:
+            log.info("queued run stopped", extra=fields)
             self._label(thread_id)
             self._finish(thread_id, "done")
         elif isinstance(error, RunCancelledError):
+            log.info("queued run cancelled: queued again", extra=fields)
             self._finish(thread_id, "queued")
         else:
+            log.error("queued run failed", extra=fields | _described(error))
             self._finish(thread_id, "failed", f"{type(error).__name__}: {error}")
 
     def _label(self, thread_id: str) -> None:
@@ -131,14 +160,16 @@ class Worker:
             if missing:
                 store.set_metadata(thread_id, missing)
         except ActorGraphError as exc:  # labels help people later; the run itself is done
-            log.warning("worker %s could not label thread %s: %s", self.name, thread_id, exc)
+            fields = {"worker": self.name, "thread_id": thread_id, "error": str(exc)}
+            log.warning("could not label the thread", extra=fields)
 
     def _finish(self, thread_id: str, state: str, error: str | None = None) -> None:
         try:
             if self.queue.finish(thread_id, self.name, state=state, error=error):
                 self.finished += 1
         except ActorGraphError as exc:  # the lease runs out and another worker goes on with the thread
-            log.warning("worker %s could not record the end of thread %s: %s", self.name, thread_id, exc)
+            fields = {"worker": self.name, "thread_id": thread_id, "state": state, "error": str(exc)}
+            log.warning("could not record how the run ended", extra=fields)
 
     def _beat(self, stop: threading.Event) -> None:
         """Renew the leases every third of a lease; a run whose lease was lost is cancelled."""
@@ -148,7 +179,7 @@ class Worker:
             try:
                 lost = self.queue.heartbeat(self.name, self.lease, threads)
             except ActorGraphError as exc:
-                log.warning("worker %s could not renew its leases: %s", self.name, exc)
+                log.warning("could not renew the leases", extra={"worker": self.name, "error": str(exc)})
                 continue
             for thread_id in lost:
                 self._drop(thread_id)
@@ -160,7 +191,8 @@ class Worker:
             if held is None:
                 return
             held.dropped = True
-        log.warning("worker %s lost its lease on thread %s: cancelling its run there", self.name, thread_id)
+        fields = {"worker": self.name, "thread_id": thread_id, "run_id": held.handle.run_id}
+        log.warning("lease lost to another worker: cancelling the run here", extra=fields)
         held.handle.cancel()
 
     def _give_back(self) -> None:

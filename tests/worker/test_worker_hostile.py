@@ -140,3 +140,44 @@ def test_a_damaged_queue_row_fails_its_run_and_no_other(
         )
         with pytest.raises(ag.CheckpointError, match="damaged"):
             run_queue(store).get("bad")
+
+
+def test_a_claim_marks_a_row_it_cannot_read_failed_and_takes_the_next(tmp_path: Path) -> None:
+    with SqliteCheckpointer(tmp_path / "q.db") as store, wg.fan().compile(store) as app:
+        app.submit({"seed": 1, "log": [], "total": 0}, thread_id="bad")
+        app.submit({"seed": 2, "log": [], "total": 0}, thread_id="good")
+        store._transaction(
+            "damaging",
+            lambda conn: conn.execute("UPDATE actorgraph_queue SET attempts = 'x' WHERE thread_id = 'bad'"),
+        )
+        queue = run_queue(store)
+        taken = queue.claim("w", 30.0)
+        assert taken is not None
+        assert (taken.thread_id, taken.attempts) == ("good", 1)
+        assert queue.state_of("bad") == "failed"
+        (error,) = store._read("reading", "SELECT error FROM actorgraph_queue WHERE thread_id = 'bad'", ())[0]
+        assert "thread 'bad'" in error
+        assert "its attempts is 'x'" in error
+        assert queue.claim("w", 30.0) is None  # the damaged row is not taken again
+        assert app.submit(None, thread_id="bad").status() == "queued"  # and it can be submitted again
+
+
+def test_damaged_worker_rows_and_states_are_refused_plainly(tmp_path: Path) -> None:
+    with SqliteCheckpointer(tmp_path / "q.db") as store, wg.fan().compile(store) as app:
+        queue = run_queue(store)
+        queue.heartbeat("alive", 30.0, [])
+        queue.heartbeat("forged", 30.0, [])
+        store._transaction(
+            "damaging",
+            lambda conn: conn.execute(
+                "UPDATE actorgraph_workers SET started_at = 'x' WHERE worker = 'forged'"
+            ),
+        )
+        assert [w.worker for w in queue.live_workers()] == ["alive"]  # a row it cannot read is no live worker
+        handle = app.submit({"seed": 1, "log": [], "total": 0}, thread_id="t1")
+        store._transaction(
+            "damaging",
+            lambda conn: conn.execute("UPDATE actorgraph_queue SET state = 'bogus' WHERE thread_id = 't1'"),
+        )
+        with pytest.raises(ag.CheckpointError, match="its state is 'bogus'"):
+            handle.wait(1.0)

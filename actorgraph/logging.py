@@ -13,7 +13,6 @@ from typing import Any
 
 import structlog
 
-from actorgraph._actors.log import stdlib_logger
 from actorgraph._api.text import printable
 
 __all__ = ["configure"]
@@ -77,7 +76,7 @@ def configure(
     handler = logging.StreamHandler()
     handler.setFormatter(formatter)
     for name in loggers:
-        logger = stdlib_logger if name == "actorgraph" else logging.getLogger(name)
+        logger = logging.getLogger(name)
         logger.addHandler(handler)
         logger.setLevel(level)
     return handler

@@ -70,3 +70,29 @@ def test_configure_renders_json_with_structlog(
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
     retry = next(e for e in lines if e["event"] == "retry scheduled")
     assert retry["vertex"] == "flaky" and retry["level"] == "info" and retry["thread_id"] == "json"
+
+
+def test_the_console_renderer_writes_one_event_a_line_and_renders_other_loggers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    handler = actorgraph.logging.configure(json=False, loggers=("actorgraph", "uvicorn.test"))
+    try:
+        forged = "t1\n2026-01-01T00:00:00Z [info     ] forged line\x1b[2J"
+        logging.getLogger("actorgraph.worker").warning("queued run failed", extra={"thread_id": forged})
+        try:
+            raise ValueError("boom")  # noqa: TRY301 - a traceback to render
+        except ValueError:
+            logging.getLogger("uvicorn.test").exception("request failed", extra={"color_message": "\x1b[1m"})
+    finally:
+        for name in ("actorgraph", "uvicorn.test"):
+            logging.getLogger(name).removeHandler(handler)
+            logging.getLogger(name).setLevel(logging.NOTSET)
+    err = capsys.readouterr().err
+    assert "\x1b" not in err  # no control character reaches the terminal
+    lines = err.splitlines()
+    assert "queued run failed" in lines[0]
+    assert "forged line" in lines[0]  # on the event's own line, its newline escaped
+    assert "request failed" in lines[1]
+    assert "color_message" not in lines[1]
+    assert lines[2] == "Traceback (most recent call last):"  # a traceback keeps its lines
+    assert lines[-1] == "ValueError: boom"

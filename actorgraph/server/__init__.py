@@ -29,7 +29,20 @@ Layer (docs/design.md): a front end, at the top, on the public API and the facad
 It imports no other front end (`actorgraph.cli` imports it only to start it).
 """
 
-from actorgraph.server._app import create_app
-from actorgraph.server._body import Limits
+import importlib.util
+
+from actorgraph._model.errors import MissingDependencyError
+
+# The `server` extra: module name -> the name pip installs it by. Checked before anything of it is
+# imported, so a slim install gets one error naming the extra, not an ImportError from deep inside.
+_EXTRA = {"starlette": "starlette", "uvicorn": "uvicorn", "pydantic": "pydantic", "orjson": "orjson"}
+_MISSING = [package for module, package in _EXTRA.items() if importlib.util.find_spec(module) is None]
+if _MISSING:
+    missing = ", ".join(_MISSING)
+    msg = f'the server needs the server extra ({missing} not installed): pip install "actorgraph[server]"'
+    raise MissingDependencyError(msg)
+
+from actorgraph.server._app import create_app  # noqa: E402 - only once the extra is known there
+from actorgraph.server._body import Limits  # noqa: E402 - only once the extra is known there
 
 __all__ = ["Limits", "create_app"]

@@ -68,12 +68,18 @@ from pathlib import Path
 
 from actorgraph.checkpoint import SqliteCheckpointer
 
-# every module but the command line's and the graph files' (their packages themselves import)
-skipped = ("actorgraph.cli.", "actorgraph._api.files.")
+# every module but the command line's, the graph files' and the server's (their packages themselves import)
+skipped = ("actorgraph.cli.", "actorgraph._api.files.", "actorgraph.server")
 for module in pkgutil.walk_packages(ag.__path__, "actorgraph."):
     if not module.name.startswith(skipped):
         importlib.import_module(module.name)
 import actorgraph.cli, actorgraph._api.files
+
+try:
+    import actorgraph.server
+    server_error = None
+except ag.MissingDependencyError as exc:
+    server_error = {"is_ours": isinstance(exc, ag.ActorGraphError), "message": str(exc)}
 
 g = ag.Graph()
 g.add_vertex("a", lambda s: {"n": s["n"] + 1})
@@ -105,6 +111,7 @@ print(json.dumps({
     "status": str(status),
     "drawn": "flowchart" in mermaid,
     "load_error": load_error,
+    "server_error": server_error,
     "said": said,
     "imported": sorted(name for name in BLOCKED if name in sys.modules),
     "heavy": heavy,
@@ -140,7 +147,7 @@ def test_the_base_install_holds_the_engines_needs_only() -> None:
 def test_the_test_extra_installs_every_extra() -> None:
     extras = _setup()["options.extras_require"]
     every = set().union(
-        *(_requirement_names(extras[part]) for part in ("cli", "web", "ray", "postgres", "encryption"))
+        *(_requirement_names(extras[part]) for part in ("cli", "web", "server", "ray", "postgres", "encryption"))
     )
     assert every <= _requirement_names(extras["test"])
 
@@ -157,12 +164,18 @@ def _module_level_imports(path: Path) -> set[str]:
 
 
 def test_only_the_command_line_and_graph_files_import_the_cli_extra() -> None:
-    doors = [("cli", "__init__.py"), ("cli", "_codes.py"), ("_api", "files", "__init__.py")]
+    doors = [
+        ("cli", "__init__.py"),
+        ("cli", "_codes.py"),
+        ("_api", "files", "__init__.py"),
+        ("server", "__init__.py"),
+    ]
     front_doors = {PACKAGE.joinpath(*parts) for parts in doors}  # what runs before the extra is checked
+    behind = {"cli", "files", "server"}  # packages whose front door checks their extra first
     importers = {
         str(path.relative_to(PACKAGE)): sorted(_module_level_imports(path) & set(CLI))
         for path in PACKAGE.rglob("*.py")
-        if path in front_doors or not ({"cli", "files"} & set(path.relative_to(PACKAGE).parts[:-1]))
+        if path in front_doors or not (behind & set(path.relative_to(PACKAGE).parts[:-1]))
     }
     assert {path: names for path, names in importers.items() if names} == {}
 
@@ -179,6 +192,11 @@ def test_the_engine_runs_and_the_front_doors_name_the_extra(blocked: tuple[str, 
     for_files = ", ".join(CLI[name] for name in ("yaml", "pydantic") if name in blocked)
     said = f'graph files need the cli extra ({for_files} not installed): pip install "actorgraph[cli]"'
     assert seen["load_error"] == {"is_ours": True, "message": said}
+    if "pydantic" in blocked:  # the server's extra holds pydantic too: its package says so when imported
+        said = 'the server needs the server extra (pydantic not installed): pip install "actorgraph[server]"'
+        assert seen["server_error"] == {"is_ours": True, "message": said}
+    else:
+        assert seen["server_error"] is None
     missing = ", ".join(CLI[name] for name in CLI if name in blocked)
     line = f"actorgraph: the command line needs the cli extra ({missing} not installed): pip install "
     assert seen["said"]["--help"] == {"code": 2, "stderr": f'{line}"actorgraph[cli]"\n'}

@@ -249,6 +249,7 @@ def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
         cancelled=cancel.on_set,
         store=env.store,
         cache=env.cache,
+        spec=parent.spec,
     )
 
 

@@ -6,11 +6,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from actorgraph._actors.recorder import Recorder
+from actorgraph._api.inside import children, inner_spec
 from actorgraph._engine.by_hand import carried_over, check_vertex, moved, plan_supersteps, supersteps_of
-from actorgraph._engine.subgraphs import questions_dropped, run_name, vertex_of
+from actorgraph._engine.subgraphs import questions_dropped, vertex_of
 from actorgraph._engine.superstep import (
     next_vertices,
-    plan,
     state_of,
     status_of,
 )
@@ -150,25 +150,25 @@ class History:
                 self._load(f"{thread_id}{NS}{namespace}", None),
                 subgraphs=True,
             )
-            for namespace, child in self._children(spec, thread_id, loaded)
+            for namespace, child in self._children(spec, thread_id, loaded, nested=True)
         }
         return snapshot(spec, loaded, inner)
 
     def _within(self, thread_id: str, namespace: str | None) -> tuple[GraphSpec, str]:
-        """The graph and the thread of the subgraph run `namespace` of `thread_id` (or of the thread).
+        """The graph and the thread of the run `namespace` (a subgraph's or a nested one) of `thread_id`.
 
         Raises:
-            ConfigError: `thread_id` is not a valid thread id.
+            ConfigError: `thread_id` is not a valid thread id; a nested run's graph is not known here.
             ThreadNotFoundError: no subgraph run of that name in the thread.
         """
         check_thread_id(thread_id)
         if not namespace:
             return self.spec, thread_id
         spec: GraphSpec | None = self.spec
+        thread = thread_id
         for name in namespace.split(NS):
-            vertex = spec.vertices.get(vertex_of(name)) if spec is not None else None
-            spec = vertex.child.spec if vertex is not None and vertex.child is not None else None
-        thread = f"{thread_id}{NS}{namespace}"
+            thread = f"{thread}{NS}{name}"
+            spec = inner_spec(self._store(), spec, thread, name, strict=True) if spec is not None else None
         if spec is None or self._store().get(thread) is None:
             known = self._namespaces(thread_id)
             msg = (
@@ -180,13 +180,13 @@ class History:
         return spec, thread
 
     def _namespaces(self, thread_id: str) -> list[str]:
-        """The namespaces of every subgraph run of `thread_id`, nested ones too, newest first."""
+        """The namespaces of every subgraph and nested run of `thread_id`, nested ones too, newest first."""
         found: list[str] = []
 
         def walk(spec: GraphSpec, thread: str, prefix: str) -> None:
             for row in self._store().history(thread):
                 loaded = self._load(thread, row.checkpoint_id)
-                for namespace, child in self._children(spec, thread, loaded):
+                for namespace, child in self._children(spec, thread, loaded, nested=True):
                     if prefix + namespace not in found:
                         found.append(prefix + namespace)
                         walk(child, f"{thread}{NS}{namespace}", prefix + namespace + NS)
@@ -194,16 +194,11 @@ class History:
         walk(self.spec, thread_id, "")
         return found
 
-    def _children(self, spec: GraphSpec, thread: str, loaded: Loaded) -> list[tuple[str, GraphSpec]]:
-        """The subgraph runs of the superstep after `loaded` that have a checkpoint: (namespace, graph)."""
-        out: list[tuple[str, GraphSpec]] = []
-        for task in plan(loaded.position, spec.deferred):
-            vertex = spec.vertices.get(task.vertex)
-            if vertex is not None and vertex.child is not None:
-                namespace, _ = run_name(spec, task, loaded.origin, recorded=True)
-                if self._store().get(f"{thread}{NS}{namespace}") is not None and namespace not in dict(out):
-                    out.append((namespace, vertex.child.spec))
-        return out
+    def _children(
+        self, spec: GraphSpec, thread: str, loaded: Loaded, *, nested: bool = False
+    ) -> list[tuple[str, GraphSpec]]:
+        """The runs inside the superstep after `loaded` (see `inside.children`)."""
+        return children(self._store(), spec, thread, loaded, nested=nested)
 
     def statuses(self, thread_id: str, spec: GraphSpec | None = None) -> dict[str, str]:
         """Each vertex's last status in the thread: ok, error, interrupt, or pending (about to run).

@@ -9,6 +9,11 @@ finished before (the vertex runs again after a crash, a failure or an
 interrupt) returns its recorded result without running again; one that was
 recorded with another graph or another input refuses to (`ResumeError`), so a
 changed program never gets another call's result.
+
+Each nested thread records the vertex and the graph that made it (`nested_of`),
+and the graph is remembered for the vertex's function (`invoked.py`), so
+`get_state(..., subgraphs=True)` and `get_history(..., namespace=...)` read
+nested runs as they read subgraph runs.
 """
 
 from __future__ import annotations
@@ -18,19 +23,48 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._actors.messages import RunOrder
+from actorgraph._api.invoked import remember
 from actorgraph._api.request import GraphSettings
 from actorgraph._engine.context import NestedPause, current_nest
-from actorgraph._engine.nesting import NestFrame
+from actorgraph._engine.nesting import Nest, NestFrame
 from actorgraph._engine.subgraphs import namespace_of
 from actorgraph._model.errors import ResumeError
 from actorgraph._model.records import NS, Command
 from actorgraph._model.results import RunResult
 from actorgraph._model.runs import RunRequest
 
-__all__ = ["Nested", "nested_order", "paused_by"]
+__all__ = ["STATEFUL", "Nested", "NestedRun", "nested_of", "nested_order", "paused_by"]
 
 _GRAPH = "nested_graph"  # thread metadata: what the nested run was invoked with
 _INPUT = "nested_input"
+_SLOT = "nested_slot"  # ... the graph's name among those its vertex invoked (`NestFrame.slot`)
+_VERTEX = "nested_vertex"  # ... and the vertex that invoked it
+STATEFUL = "nested_stateful:"
+"""The invoking thread's label of each stateful graph's run in it: `STATEFUL + name` -> the graph's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class NestedRun:
+    """What a nested run's thread records of its making: the vertex and the graph.
+
+    Attributes:
+        vertex: the vertex whose function invoked the graph.
+        label: the graph's name (a `@task`'s: the task's).
+        slot: the graph's name among the graphs the vertex invoked (`NestFrame.slot`).
+    """
+
+    vertex: str
+    label: str
+    slot: str
+
+
+def nested_of(checkpointer: Any, thread_id: str) -> NestedRun | None:
+    """What the thread of a nested run records of its making; None for any other thread."""
+    meta = checkpointer.get_metadata(thread_id)
+    label, vertex = meta.get(_GRAPH), meta.get(_VERTEX)
+    if not label or not vertex:
+        return None
+    return NestedRun(vertex, label, meta.get(_SLOT) or label)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,16 +101,29 @@ def nested_order(
     own = settings.checkpointer
     if own is not None and not settings.stateful and own is not nest.checkpointer:
         return None  # a graph with a store of its own keeps its runs there
+    label = label or settings.spec.name
     call = f"{namespace_of(frame.task, nest.origin)}#{frame.next_call()}"
+    slot = frame.slot(settings, label)
     # a stateful graph (compile(checkpointer=True)) keeps one run per vertex and graph, across the
     # run's supersteps and the thread's runs; each call continues it, the call's own line owned by it
-    name = f"{frame.task.vertex}~{settings.spec.name}" if settings.stateful else call
+    name = f"{frame.task.vertex}~{slot}" if settings.stateful else call
     namespace = f"{nest.namespace}{NS}{name}" if nest.namespace else name
     recorded = nest.checkpointer is not None and nest.thread_id is not None
     thread_id = f"{nest.thread_id}{NS}{name}" if recorded else None
-    if thread_id is not None and not settings.stateful:
-        _check_same_call(nest.checkpointer, thread_id, label or settings.spec.name, input_, frame)
-    nested_request = dataclasses.replace(
+    _record(settings, frame, thread_id, {_GRAPH: label, _SLOT: slot, _VERTEX: frame.task.vertex}, input_)
+    nested_request = _nested_request(request, nest, thread_id, namespace, stateful=settings.stateful)
+    answers = frame.task.answers
+    answered = Command(resume=dict(answers)) if answers else None
+    owner = call if settings.stateful else None
+    order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner)
+    return Nested(order, frame, namespace)
+
+
+def _nested_request(
+    request: RunRequest, nest: Nest, thread_id: str | None, namespace: str, *, stateful: bool
+) -> RunRequest:
+    """The nested run's options: the invocation's, with the invoking run's where it gave none."""
+    return dataclasses.replace(
         request,
         thread_id=thread_id,
         namespace=namespace,
@@ -85,16 +132,44 @@ def nested_order(
         context=request.context if request.context is not None else nest.context,
         store=request.store if request.store is not None else nest.store,
         cache=request.cache if request.cache is not None else nest.cache,
-        discard_pending=request.discard_pending or settings.stateful,
+        discard_pending=request.discard_pending or stateful,
     )
-    answers = frame.task.answers
-    answered = Command(resume=dict(answers)) if answers else None
-    owner = call if settings.stateful else None
-    order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner)
-    return Nested(order, frame, namespace)
 
 
-def _check_same_call(checkpointer: Any, thread_id: str, label: str, input_: Any, frame: NestFrame) -> None:
+def _record(
+    settings: GraphSettings, frame: NestFrame, thread_id: str | None, seen: dict[str, str], input_: Any
+) -> None:
+    """Say which graph the nested run is: to the vertex's readers here, and with its thread.
+
+    Raises:
+        ResumeError: see `_check_same_call`.
+    """
+    nest = frame.nest
+    if nest.spec is not None:  # so the thread's readers know the graph that ran it (`History`)
+        remember(nest.spec.vertices[frame.task.vertex].fn, seen[_SLOT], settings.spec)
+    if thread_id is None:
+        return
+    if settings.stateful:
+        _note_stateful(nest, thread_id, thread_id.rpartition(NS)[2], seen)
+    else:
+        _check_same_call(nest.checkpointer, thread_id, seen, input_, frame)
+
+
+def _note_stateful(nest: Nest, thread_id: str, name: str, seen: dict[str, str]) -> None:
+    """Record a stateful graph's run with its thread, and its name with the invoking run's thread.
+
+    The run of a stateful graph outlives the task that invoked it, so its name is
+    listed in the invoking thread's labels (`STATEFUL` + name): `History` finds it there.
+    """
+    checkpointer = nest.checkpointer
+    if checkpointer.get_metadata(thread_id).get(_SLOT) is None:
+        checkpointer.set_metadata(thread_id, seen)
+        checkpointer.set_metadata(nest.thread_id, {f"{STATEFUL}{name}": seen[_GRAPH]})
+
+
+def _check_same_call(
+    checkpointer: Any, thread_id: str, seen: dict[str, str], input_: Any, frame: NestFrame
+) -> None:
     """Record what this invocation is; refuse it when the recorded one was another.
 
     Raises:
@@ -104,8 +179,9 @@ def _check_same_call(checkpointer: Any, thread_id: str, label: str, input_: Any,
 
     digest = hashlib.blake2b(checkpointer.serializer.dumps(input_), digest_size=16).hexdigest()
     before = checkpointer.get_metadata(thread_id)
+    label = seen[_GRAPH]
     if not before.get(_GRAPH):
-        checkpointer.set_metadata(thread_id, {_GRAPH: label, _INPUT: digest})
+        checkpointer.set_metadata(thread_id, {**seen, _INPUT: digest})
         return
     where = f"vertex {frame.task.vertex!r} (task {frame.task.id!r}), invocation {frame.calls - 1}"
     if before[_GRAPH] != label:

@@ -20,11 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._engine.context import NestedPause
-from actorgraph._model.records import Interrupt, Task
+from actorgraph._model.records import NS, Interrupt, Task
+from actorgraph._model.spec import GraphSpec
 
-__all__ = ["Nest", "NestFrame"]
+__all__ = ["Nest", "NestFrame", "first_slot"]
 
 _COUNTING = threading.Lock()  # a vertex may invoke graphs from several threads of its own
+
+
+def first_slot(label: str) -> str:
+    """The name of the first graph a vertex invokes under `label` (`NestFrame.slot`)."""
+    return label.replace(NS, "_")  # the namespace's separator would split the name
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,7 @@ class Nest:
         cancelled: registers a callback for when the run is cancelled (returns its remover).
         store: the run's `ctx.store` object.
         cache: the run's node cache.
+        spec: the run's graph (whose vertices invoke the graphs: `History` reads their runs by it).
     """
 
     checkpointer: Any
@@ -56,6 +63,7 @@ class Nest:
     cancelled: Callable[[Callable[[], None]], Callable[[], None]]
     store: Any = None
     cache: Any = None
+    spec: GraphSpec | None = None
 
 
 class NestFrame:
@@ -70,7 +78,7 @@ class NestFrame:
         started: the handles of the runs it started, in call order.
     """
 
-    __slots__ = ("calls", "nest", "started", "task")
+    __slots__ = ("_slots", "calls", "nest", "started", "task")
 
     def __init__(self, nest: Nest, task: Task) -> None:
         """A frame for an attempt of `task` in the run that offers `nest`."""
@@ -78,6 +86,31 @@ class NestFrame:
         self.task = task
         self.calls = 0
         self.started: list[Any] = []
+        self._slots: dict[int, tuple[object, str]] | None = None  # id(graph) -> (graph, its slot)
+
+    def slot(self, graph: object, label: str) -> str:
+        """The name of `graph` among the distinct graphs the attempt invokes: its label, made unique.
+
+        The first graph invoked under a label is named by it; another graph under
+        the same label (two graphs both left unnamed) gets `label~1`, `label~2`,
+        in the order the attempt first invokes them, the same in every attempt
+        that invokes them in the same order. So two stateful graphs invoked in
+        one vertex keep two states, and each nested run names the graph that made it.
+        """
+        base = first_slot(label)
+        with _COUNTING:
+            if self._slots is None:
+                self._slots = {}
+            held = self._slots.get(id(graph))
+            if held is not None and held[0] is graph:
+                return held[1]
+            taken = {name for _, name in self._slots.values()}
+            name, n = base, 0
+            while name in taken:
+                n += 1
+                name = f"{base}~{n}"
+            self._slots[id(graph)] = (graph, name)
+            return name
 
     def next_call(self) -> int:
         """The number of the next invocation (0 first)."""

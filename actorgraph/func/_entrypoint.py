@@ -194,6 +194,10 @@ class Entrypoint(Generic[T]):
 
     __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
 
+    def __actorgraph_invocable__(self) -> CompiledGraph[Any]:
+        """The graph a vertex invoking this entrypoint runs (see `_api/invoked.py`)."""
+        return self.graph
+
     def close(self) -> None:
         """Stop the entrypoint's actors (and the tasks' when no entrypoint is open)."""
         if self._closed:

@@ -171,6 +171,10 @@ class TaskFunction(Generic[T]):
 
     __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
 
+    def __actorgraph_invocable__(self) -> CompiledGraph[Any]:
+        """The graph a vertex calling this task runs (see `_api/invoked.py`)."""
+        return self.graph()
+
     def graph(self) -> CompiledGraph[Any]:
         """The graph the calls run on (compiled once; closed with the task or the last entrypoint)."""
         with _graphs_lock:

@@ -185,3 +185,127 @@ def test_a_stateful_graph_invoked_in_a_vertex_keeps_its_state_across_the_threads
     assert app.invoke({"say": "other"}, thread_id="n").state["seen"] == ["other"]
     with pytest.raises(ag.ConfigError, match="checkpointer=True"):
         memory.invoke({"say": "alone"})
+
+
+# -- nested runs read by namespace, as subgraph runs are (issue 38, item 17) ----------------------
+
+
+def test_a_nested_run_is_listed_by_get_state_and_read_by_its_namespace(compile_graph: Compile) -> None:
+    runs: Counter[str] = Counter()
+    inner = compile_graph(_inner(runs))
+    app = compile_graph(_outer(inner, runs), checkpointer=MemoryCheckpointer())
+    app.invoke({"n": 1}, thread_id="t")
+    (namespace, inside), *others = app.get_state("t", subgraphs=True).subgraphs.items()
+    assert not others
+    assert namespace.startswith("outer@1~")
+    assert namespace.endswith("#0")
+    assert (inside.status, inside.next, inside.state) == ("interrupted", ("ask",), {"n": 2})
+    assert [i.value for i in inside.interrupts] == [{"add to": 2}]
+    assert app.get_state("t", namespace=namespace).state == {"n": 2}
+    history = app.get_history("t", namespace=namespace)
+    assert [(s.source, s.step) for s in history] == [("loop", 1), ("input", 0)]
+    assert [s.state for s in history] == [{"n": 2}, {"n": 1}]
+
+
+def test_a_nested_run_is_read_by_another_compiled_graph_that_names_the_same_graph(
+    compile_graph: Compile, tmp_path: Path
+) -> None:
+    runs: Counter[str] = Counter()
+    checkpointer = SqliteCheckpointer(str(tmp_path / "nest.db"))
+    inner = compile_graph(_inner(runs))
+    compile_graph(_outer(inner, runs), checkpointer=checkpointer).invoke({"n": 1}, thread_id="k")
+    # a new vertex function that never ran: the graph is found in its code (its closure)
+    reader = compile_graph(_outer(compile_graph(_inner(runs)), runs), checkpointer=checkpointer)
+    (namespace,) = reader.get_state("k", subgraphs=True).subgraphs
+    assert reader.get_state("k", namespace=namespace).next == ("ask",)
+    checkpointer.close()
+
+
+def test_a_nested_run_of_a_graph_its_reader_cannot_know_is_refused_saying_why(
+    compile_graph: Compile,
+) -> None:
+    runs: Counter[str] = Counter()
+
+    def outer(state: dict[str, Any]) -> dict[str, Any]:
+        with _inner(runs).compile() as inner:  # built in the call: no code names it
+            return {**state, "n": inner.invoke({"n": state["n"]}).state["n"]}
+
+    def build(fn: Any) -> ag.Graph:
+        g = ag.Graph(name="outer")
+        g.add_vertex("outer", fn)
+        g.add_edge(ag.START, "outer")
+        g.add_edge("outer", ag.END)
+        return g
+
+    checkpointer = MemoryCheckpointer()
+    app = compile_graph(build(outer), checkpointer=checkpointer)
+    app.invoke({"n": 1}, thread_id="u")
+    (namespace,) = app.get_state("u", subgraphs=True).subgraphs  # seen running in this process
+    reader = compile_graph(build(lambda state: state), checkpointer=checkpointer)  # another program
+    assert reader.get_state("u", subgraphs=True).subgraphs == {}
+    with pytest.raises(ag.ConfigError, match=r"made by graph 'inner', invoked in vertex 'outer'.*module-level"):
+        reader.get_history("u", namespace=namespace)
+
+
+def test_a_stateful_graph_invoked_in_a_vertex_is_read_by_its_namespace(compile_graph: Compile) -> None:
+    from actorgraph.merge import append, by_key
+
+    memory_graph = ag.Graph(merge=by_key({"notes": append}), name="memory", returns="update")
+    memory_graph.add_vertex("note", lambda state: {"notes": [state["say"]]})
+    memory_graph.add_edge(ag.START, "note")
+    memory_graph.add_edge("note", ag.END)
+    memory = compile_graph(memory_graph, checkpointer=True)
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        heard = memory.invoke({"say": state["say"]}).state["notes"]
+        return {**state, "seen": heard, "more": ag.interrupt("more?")}
+
+    g = ag.Graph()
+    g.add_vertex("chat", chat)
+    g.add_edge(ag.START, "chat")
+    g.add_edge("chat", ag.END)
+    app = compile_graph(g, checkpointer=MemoryCheckpointer())
+    app.invoke({"say": "hi"}, thread_id="m")
+    assert app.get_state("m", subgraphs=True).subgraphs["chat~memory"].state["notes"] == ["hi"]
+    assert app.invoke(ag.Command(resume="no"), thread_id="m").state["seen"] == ["hi"]
+    assert app.get_state("m", namespace="chat~memory").state["notes"] == ["hi"]
+    assert app.get_state("m", subgraphs=True).subgraphs == {}  # the thread is done: nothing runs next
+
+
+# -- two stateful graphs invoked in one vertex keep two states (issue 38, item 22) ----------------
+
+
+def _notes(tag: str, compile_graph: Compile, name: str | None = None) -> ag.CompiledGraph:
+    """A stateful graph that appends `tag:said` to its notes; left unnamed unless `name` is given."""
+    from actorgraph.merge import append, by_key
+
+    g = ag.Graph(merge=by_key({"notes": append}), name=name, returns="update")
+    g.add_vertex("note", lambda state: {"notes": [f"{tag}:{state['say']}"]})
+    g.add_edge(ag.START, "note")
+    g.add_edge("note", ag.END)
+    return compile_graph(g, checkpointer=True)
+
+
+def test_two_stateful_graphs_of_one_name_invoked_in_one_vertex_keep_a_state_each(
+    compile_graph: Compile,
+) -> None:
+    first, second = _notes("a", compile_graph), _notes("b", compile_graph)
+
+    def chat(state: dict[str, Any]) -> dict[str, Any]:
+        a = first.invoke({"say": state["say"]}).state["notes"]
+        b = second.invoke({"say": state["say"]}).state["notes"]
+        again = first.invoke({"say": "twice"}).state["notes"]  # the same graph continues its own
+        return {**state, "a": a, "b": b, "again": again}
+
+    g = ag.Graph()
+    g.add_vertex("chat", chat)
+    g.add_edge(ag.START, "chat")
+    g.add_edge("chat", ag.END)
+    app = compile_graph(g, checkpointer=MemoryCheckpointer())
+    app.invoke({"say": "hi"}, thread_id="m")
+    done = app.invoke({"say": "bye"}, thread_id="m").state
+    assert done["a"] == ["a:hi", "a:twice", "a:bye"]
+    assert done["b"] == ["b:hi", "b:bye"]
+    assert done["again"] == ["a:hi", "a:twice", "a:bye", "a:twice"]
+    assert app.get_state("m", namespace="chat~graph").state["notes"] == done["again"]
+    assert app.get_state("m", namespace="chat~graph~1").state["notes"] == done["b"]

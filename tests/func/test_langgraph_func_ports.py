@@ -488,12 +488,6 @@ def test_no_redundant_put_writes_for_cached_task(store: Any) -> None:
     assert calls["setup"] == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a task call's nested run is checkpointed as the thread 'parent|namespace', but "
-    "get_state(subgraphs=True).subgraphs does not name it and get_history(namespace=) "
-    "raises ThreadNotFoundError for it",
-)
 def test_no_redundant_put_writes_for_cached_task_by_namespace(store: Any) -> None:
     """Ports test_pregel.py::test_no_redundant_put_writes_for_cached_task, read through the entrypoint's API.
 

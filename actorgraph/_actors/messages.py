@@ -18,6 +18,7 @@ import pykka
 
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.tracing import Parent
+from actorgraph._engine.rewind import Past
 from actorgraph._engine.task import TaskEnv
 from actorgraph._model.policy import NodeCache
 from actorgraph._model.records import UNSET, ErrorInfo, Handoff, Task, VertexResult
@@ -61,6 +62,7 @@ class ChildCall:
         live: the parent's live-interrupt wait in seconds, or None.
         owner: for a stateful subgraph's run, the parent's task it serves (see `RunOrder.owner`).
         refused: why the task may not run its subgraph (a stateful one given two tasks at once).
+        past: for a stateful subgraph's run, where the parent's task stands in its history.
     """
 
     namespace: str
@@ -77,6 +79,7 @@ class ChildCall:
     live: float | None = None
     owner: str | None = None
     refused: Exception | None = None
+    past: Past | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +152,8 @@ class RunOrder:
             checkpoint yet, and continues the thread (with `input`) when it has.
         owner: a stateful subgraph's run: the parent's task it serves. A thread whose
             line another task began starts a new line with `fresh`, applied to its state.
+        past: with `owner`, where the parent's task stands in its history: a new
+            call starts from the subgraph's state as of then (`_engine/rewind.py`).
     """
 
     store: Checkpointer | None
@@ -156,6 +161,7 @@ class RunOrder:
     input: Any
     fresh: Any = UNSET
     owner: str | None = None
+    past: Past | None = None
 
 
 @dataclass(slots=True)

@@ -14,8 +14,9 @@ import time
 from typing import Any
 
 from actorgraph._actors.live import claim_lost, note_claimed
-from actorgraph._actors.messages import Launch
+from actorgraph._actors.messages import Launch, RunOrder
 from actorgraph._actors.recorder import Recorder, encode_new_states
+from actorgraph._actors.rewind import rewound
 from actorgraph._actors.run import Run
 from actorgraph._actors.setup import RunSetup
 from actorgraph._engine.preparing import RunPlan, lookups, plan_run, plan_unrecorded
@@ -46,7 +47,7 @@ def build_run(launch: Launch) -> Run:
         plan = plan_unrecorded(workers.spec, request, given, prefix)
         return Run(workers, _setup(launch, plan, _env(request, prefix), None), launch)
     thread_id = request.thread_id
-    loaded, head = _read(store, thread_id, request)
+    loaded, head = _read(store, thread_id, order)
     ids, checkpoints = lookups(loaded, order.input)
     earlier = _earlier(store, thread_id, ids, checkpoints)
     plan = plan_run(
@@ -95,9 +96,15 @@ def _env(request: RunRequest, prefix: str, **recorded: Any) -> TaskEnv:
     )
 
 
-def _read(store: Checkpointer, thread_id: str, request: RunRequest) -> tuple[Loaded | None, str | None]:
-    """The checkpoint the run starts from (the head, or the one replayed), and the thread's head."""
+def _read(store: Checkpointer, thread_id: str, order: RunOrder) -> tuple[Loaded | None, str | None]:
+    """The checkpoint the run starts from (the head, the one replayed, or rewound to), and the thread's head.
+
+    A stateful subgraph's new call starts from its state as of its parent's task (`_actors/rewind.py`).
+    """
+    request = order.request
     loaded = load(store, thread_id, request.checkpoint_id)
+    if order.past is not None and loaded is not None and loaded.owner not in (None, order.owner):
+        return rewound(store, loaded, order.past), loaded.checkpoint_id
     head = loaded.checkpoint_id if loaded is not None else None
     if request.checkpoint_id is not None:
         if loaded is None:

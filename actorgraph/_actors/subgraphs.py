@@ -12,6 +12,7 @@ run that is late, and cancelling the parent cancels the runs of its subgraphs.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -40,6 +41,7 @@ from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
 from actorgraph._actors.tracing import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._engine.nesting import Nest
+from actorgraph._engine.rewind import Past
 from actorgraph._engine.subgraphs import (
     child_failed,
     child_finished,
@@ -54,7 +56,7 @@ from actorgraph._model.records import NS, Command, Task, VertexResult
 from actorgraph._model.runs import RunRequest
 from actorgraph._model.spec import GraphSpec, VertexSpec
 
-__all__ = ["ChildRunner", "Parent", "child_call", "child_launch", "nest_for"]
+__all__ = ["ChildRunner", "Parent", "child_call", "child_launch", "nest_for", "past_of"]
 
 
 @dataclass(slots=True)
@@ -215,6 +217,7 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
     origin = recorder.origin if recorder is not None else ""
     name, owner = run_name(parent.spec, task, origin, recorded=recorded)
     namespace = f"{setup.namespace}{NS}{name}" if setup.namespace else name
+    past = past_of(recorder, task.step) if owner is not None and recorder is not None else None
     return ChildCall(
         namespace=namespace,
         thread_id=f"{setup.thread_id}{NS}{name}" if recorded else None,
@@ -230,7 +233,13 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         live=parent.env.live,
         owner=owner,
         refused=stateful_clash(parent.spec, task, parent.tasks.values()) if owner is not None else None,
+        past=past,
     )
+
+
+def past_of(recorder: Recorder, step: int, task: str = "") -> Past:
+    """Where a task of superstep `step` (named `task`) stands in the history its run's `recorder` writes."""
+    return Past(recorder.thread_id, recorder.origin, step, recorder.parent, task)
 
 
 def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
@@ -250,6 +259,7 @@ def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
         store=env.store,
         cache=env.cache,
         spec=parent.spec,
+        past=functools.partial(past_of, recorder) if recorder is not None else None,
     )
 
 
@@ -276,7 +286,7 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
         live=call.live,
     )
     answered = Command(resume=call.answers) if call.answers else None
-    order = RunOrder(call.store, request, answered, fresh=given, owner=call.owner)
+    order = RunOrder(call.store, request, answered, fresh=given, owner=call.owner, past=call.past)
     return Launch(new_run_id(), order, workers, nested=True)
 
 

@@ -115,7 +115,8 @@ def nested_order(
     answers = frame.task.answers
     answered = Command(resume=dict(answers)) if answers else None
     owner = call if settings.stateful else None
-    order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner)
+    past = nest.past(frame.task.step, call.rpartition("#")[0]) if owner and nest.past else None
+    order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner, past=past)
     return Nested(order, frame, namespace)
 
 

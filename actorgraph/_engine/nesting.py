@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actorgraph._engine.context import NestedPause
+from actorgraph._engine.rewind import Past
 from actorgraph._model.records import NS, Interrupt, Task
 from actorgraph._model.spec import GraphSpec
 
@@ -50,6 +51,8 @@ class Nest:
         store: the run's `ctx.store` object.
         cache: the run's node cache.
         spec: the run's graph (whose vertices invoke the graphs: `History` reads their runs by it).
+        past: (superstep, task name) -> where the task stands in the run's history (a recorded
+            run's; see `_engine/rewind.py`: a stateful graph's new call starts from its state then).
     """
 
     checkpointer: Any
@@ -64,6 +67,7 @@ class Nest:
     store: Any = None
     cache: Any = None
     spec: GraphSpec | None = None
+    past: Callable[[int, str], Past] | None = None
 
 
 class NestFrame:

@@ -12,6 +12,7 @@ from typing import Any
 
 from actorgraph._engine.boundary import subgraph_input
 from actorgraph._engine.copies import copy_state
+from actorgraph._engine.rewind import line_hash
 from actorgraph._engine.task import Attempt, TaskEnv, input_node, succeeded
 from actorgraph._model.errors import (
     ActorGraphError,
@@ -46,10 +47,7 @@ def namespace_of(task: Task, origin: str) -> str:
     every resumption, so a parent killed mid-subgraph finds its subgraph's run
     again; a fork or a new input begins a new line (`origin`), so it runs afresh.
     """
-    import hashlib  # noqa: PLC0415 - it loads OpenSSL (3 MiB): on first use, not at `import actorgraph`
-
-    line = hashlib.blake2b(origin.encode(), digest_size=4).hexdigest()
-    return f"{task.id}@{task.step}~{line}"
+    return f"{task.id}@{task.step}~{line_hash(origin)}"
 
 
 def run_name(spec: GraphSpec, task: Task, origin: str, *, recorded: bool) -> tuple[str, str | None]:

@@ -29,7 +29,7 @@ from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer, CheckpointR
 from actorgraph.checkpoint._shape import check_checkpoint, check_write, damaged, format_of
 from actorgraph.checkpoint._versions import Stored, read_versions
 
-__all__ = ["Loaded", "answer_aad", "claims_of", "load", "outcomes", "write_aad"]
+__all__ = ["Loaded", "answer_aad", "claims_of", "line_of", "load", "outcomes", "write_aad"]
 
 
 def write_aad(thread_id: str, checkpoint_id: str, task_id: str) -> bytes:
@@ -144,6 +144,19 @@ def load(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str | None =
         rows = checkpointer.get_answers(thread_id, asked) if asked else {}
         claims = claims_of(checkpointer, thread_id, rows.values())
     return dataclasses.replace(loaded, claims=claims) if claims else loaded
+
+
+def line_of(checkpointer: Checkpointer, row: CheckpointRow) -> tuple[str, str | None]:
+    """A stored checkpoint's line and owner (`Loaded.origin`, `Loaded.owner`); its states are not read.
+
+    Raises:
+        SerializationError: its bytes cannot be loaded, or are of the wrong shape.
+    """
+    what = f"checkpoint {row.checkpoint_id!r} of thread {row.thread_id!r}"
+    with _reading(f"the data of {what}"):
+        record = checkpointer.serializer.loads(row.data, aad=aad(row.thread_id, row.checkpoint_id))
+        _checked(record, what, check_checkpoint)
+    return record.get("origin", row.checkpoint_id), record.get("owner")
 
 
 def outcomes(checkpointer: Checkpointer, thread_id: str, checkpoint_id: str) -> list[tuple[str, str]]:

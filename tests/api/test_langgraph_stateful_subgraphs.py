@@ -8,10 +8,9 @@ on its own); `update_state(state.tasks[0].state.config, ...)` becomes
 `get_state(thread_id, subgraphs=True).subgraphs`. A stateful subgraph's
 namespace is its vertex's name, as LangGraph's `checkpoint_ns` is.
 
-One deliberate difference is asserted and said: replaying or forking the parent
-from before a stateful subgraph's turn does not rewind the subgraph's own state
-(LangGraph reads the subgraph's checkpoint from that time); the subgraph goes on
-from its newest state, whose history `get_history(..., namespace=...)` keeps.
+Replaying or forking the parent from before a stateful subgraph's turn rewinds
+the subgraph to its state at that time, as LangGraph's `checkpoint_map` does;
+its newer states stay in its history (`get_history(..., namespace=...)`).
 """
 
 from __future__ import annotations
@@ -351,11 +350,11 @@ def test_subgraph_interrupt_full_flow(compile_graph: Compile, store: Any, checkp
 
 
 def test_stateful_subgraph_loads_state_across_ticks(compile_graph: Compile) -> None:
-    """Ports test_time_travel.py::test_stateful_subgraph_loads_state_across_ticks, with the difference said.
+    """Ports test_time_travel.py::test_stateful_subgraph_loads_state_across_ticks.
 
     Two turns, then a replay of the parent from before its second turn's node_a:
-    LangGraph's subgraph sees its state as of that point (`["s"]`); ours goes on
-    from its newest state (`["s", "s"]`) and keeps the older one in its history.
+    the subgraph, which runs two supersteps later, sees its state as of that
+    point (`["s"]`), as LangGraph's does; its newer states stay in its history.
     """
     observed = SharedList()
 
@@ -378,6 +377,6 @@ def test_stateful_subgraph_loads_state_across_ticks(compile_graph: Compile) -> N
     assert list(observed) == [[], ["s"]]
     before_a_2nd = next(s for s in app.get_history("1") if s.next == ("node_a",))
     app.invoke(None, thread_id="1", checkpoint_id=before_a_2nd.checkpoint_id)
-    assert observed[-1] == ["s", "s"]  # LangGraph: ["s"]
+    assert observed[-1] == ["s"]
     kept = [s.state["value"] for s in app.get_history("1", namespace="sub_node") if s.source == "loop"]
-    assert kept == [["s", "s", "s"], ["s", "s"], ["s"]]
+    assert kept == [["s", "s"], ["s", "s"], ["s"]]

@@ -243,7 +243,8 @@ def test_a_nested_run_of_a_graph_its_reader_cannot_know_is_refused_saying_why(
     (namespace,) = app.get_state("u", subgraphs=True).subgraphs  # seen running in this process
     reader = compile_graph(build(lambda state: state), checkpointer=checkpointer)  # another program
     assert reader.get_state("u", subgraphs=True).subgraphs == {}
-    with pytest.raises(ag.ConfigError, match=r"made by graph 'inner', invoked in vertex 'outer'.*module-level"):
+    unknown = r"made by graph 'inner', invoked in vertex 'outer'.*module-level"
+    with pytest.raises(ag.ConfigError, match=unknown):
         reader.get_history("u", namespace=namespace)
 
 

@@ -205,16 +205,16 @@ def test_get_state_with_subgraphs_names_a_stateful_run_by_its_vertex(compile_gra
     assert app.get_state("t", subgraphs=True).subgraphs["agent"].next == ("reply",)
 
 
-def test_a_parent_replayed_from_before_its_stateful_subgraph_continues_its_newest_state(
-    compile_graph: Compile,
-) -> None:
-    """The subgraph's own history is not rewound by a fork of its parent (LangGraph rewinds it)."""
+def test_a_parent_replayed_from_before_its_stateful_subgraph_rewinds_it(compile_graph: Compile) -> None:
+    """The subgraph starts from its state at the replayed checkpoint (as LangGraph's); its history is kept."""
     app = compile_graph(host(chat().compile(checkpointer=True)), checkpointer=MemoryCheckpointer())
     app.invoke({"q": "one"}, thread_id="t")
     app.invoke({"q": "two"}, thread_id="t")
     before = next(s for s in app.get_history("t") if s.next == ("agent",))
     replayed = app.invoke(None, thread_id="t", checkpoint_id=before.checkpoint_id)
-    assert replayed.state["log"] == ["one", "re:one", "two", "re:two", "two", "re:two"]
+    assert replayed.state["log"] == ["one", "re:one", "two", "re:two"]
+    turns = [s.state["log"] for s in app.get_history("t", namespace="agent") if s.source == "loop"]
+    assert turns == [replayed.state["log"], replayed.state["log"], ["one", "re:one"]]
 
 
 # -- update_state by namespace ------------------------------------------------------------

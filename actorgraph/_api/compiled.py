@@ -15,7 +15,6 @@ from actorgraph._actors.messages import Launch, RunOrder, new_run_id
 from actorgraph._actors.runtime import Runtime
 from actorgraph._actors.tracing import caller
 from actorgraph._api.history import History
-from actorgraph._api.invoked import Invocable
 from actorgraph._api.nesting import Nested, nested_order, paused_by
 from actorgraph._api.queued import Submitted, submit
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
@@ -35,7 +34,7 @@ __all__ = ["CompiledGraph"]
 S = TypeVar("S")
 
 
-class CompiledGraph(Invocable, Generic[S]):
+class CompiledGraph(Generic[S]):
     """A validated graph, ready to run; owns the actors its runs use.
 
     Use it as a context manager, or call `close()`, to stop its actors.

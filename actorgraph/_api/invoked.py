@@ -10,8 +10,9 @@ subgraphs the same way) and matches them by name (`invoked_spec`). The Ray
 backend refuses, at compile, a vertex whose code names one (`invocables`): a
 worker process could not nest its runs.
 
-An object is invocable when it has `__actorgraph_invocable__()`, returning the
-`CompiledGraph` its calls run on (compiled graphs, `@task` functions, entrypoints).
+An object is invocable when it is a compiled graph, or has
+`__actorgraph_invocable__()` returning the compiled graph its calls run on
+(`@task` functions, entrypoints).
 """
 
 from __future__ import annotations
@@ -27,21 +28,11 @@ from typing import Any
 from actorgraph._engine.nesting import first_slot
 from actorgraph._model.spec import GraphSpec
 
-__all__ = ["Invocable", "invocables", "invoked_spec", "remember"]
+__all__ = ["invocables", "invoked_spec", "remember"]
 
 _DEPTH = 4  # how far from the vertex's function a graph is looked for (function -> helper -> ...)
 _BUDGET = 2_000  # objects looked at, at most, for one function (a huge module stays cheap)
 _ITEMS = 64  # items of a list, tuple or dict looked at, at most
-
-
-class Invocable:
-    """What a vertex may invoke, nested in its task: a compiled graph (a `@task` says which graph it runs)."""
-
-    __slots__ = ()
-
-    def __actorgraph_invocable__(self) -> Any:
-        """The compiled graph that an invocation of this object runs: itself."""
-        return self
 
 
 _seen: weakref.WeakKeyDictionary[Any, dict[str, GraphSpec]] = weakref.WeakKeyDictionary()
@@ -92,10 +83,25 @@ def invocables(fn: Any) -> list[Any]:
 
 
 def _graph_of(obj: Any) -> Any:
+    """The compiled graph an invocation of `obj` runs (None when it cannot say: a closed task graph)."""
+    if _compiled(obj):
+        return obj
     try:
         return obj.__actorgraph_invocable__()
-    except Exception:  # noqa: BLE001 - an object that cannot say (a closed task graph) is left out
+    except Exception:  # noqa: BLE001 - an object that cannot say is left out
         return None
+
+
+def _compiled(obj: Any) -> bool:
+    """A compiled graph (its spec, and `invoke`), known without importing the facade that holds it."""
+    return isinstance(getattr(obj, "spec", None), GraphSpec) and callable(getattr(obj, "invoke", None))
+
+
+def _invocable(obj: Any) -> bool:
+    """Something a vertex may invoke, nested in its task: a compiled graph, a `@task`, an entrypoint."""
+    if isinstance(obj, (type, types.ModuleType)) or inspect.isroutine(obj):
+        return False
+    return _compiled(obj) or callable(getattr(obj, "__actorgraph_invocable__", None))
 
 
 def _walk(obj: Any, depth: int, found: list[Any], visited: set[int], budget: list[int]) -> None:
@@ -103,7 +109,7 @@ def _walk(obj: Any, depth: int, found: list[Any], visited: set[int], budget: lis
         return
     visited.add(id(obj))
     budget[0] -= 1
-    if not isinstance(obj, type) and callable(getattr(obj, "__actorgraph_invocable__", None)):
+    if _invocable(obj):
         found.append(obj)
         return
     if depth >= _DEPTH or (depth and _ours(obj)):
@@ -118,47 +124,52 @@ def _ours(obj: Any) -> bool:
 
 
 def _references(obj: Any) -> Iterator[Any]:
-    """The objects `obj` refers to that a call of it may use."""
+    """The objects a call of `obj` may use: what its code names (an object's attributes, only those named)."""
     if isinstance(obj, (types.ModuleType, type, str, bytes, int, float)) or obj is None:
         return iter(())
     if isinstance(obj, functools.partial):
         return iter((obj.func, *obj.args[:_ITEMS], *list(obj.keywords.values())[:_ITEMS]))
-    if inspect.ismethod(obj):
-        return iter((obj.__func__, obj.__self__))
+    if inspect.ismethod(obj):  # `self.research.invoke(...)`: the attributes of `self` its code names
+        return iter((obj.__func__, *_named(obj.__self__, _names(obj.__func__.__code__))))
     if inspect.isfunction(obj):
         return _function_references(obj)
     if isinstance(obj, (list, tuple, set, frozenset)):
         return iter(list(obj)[:_ITEMS])
     if isinstance(obj, dict):
         return iter(list(obj.values())[:_ITEMS])
-    if callable(obj) or hasattr(obj, "__dict__"):
-        own = vars(obj).values() if hasattr(obj, "__dict__") else ()
-        call = getattr(type(obj), "__call__", None)  # noqa: B004 - the class's method, not the object's
-        return iter((*([call] if inspect.isfunction(call) else []), *list(own)[:_ITEMS]))
-    return iter(())
+    call = getattr(type(obj), "__call__", None)  # noqa: B004 - the class's method, not the object's
+    return iter((obj.__call__,)) if inspect.isfunction(call) else iter(())  # a callable object
 
 
 def _function_references(fn: types.FunctionType) -> Iterator[Any]:
-    """A function's closure, defaults, wrapped function, and the globals (and their attributes) it names."""
+    """A function's closure, defaults, wrapped function and named globals, and the attributes it names."""
+    names = _names(fn.__code__)
+    values = [fn.__globals__.get(name) for name in names]
     for cell in fn.__closure__ or ():
         try:
-            yield cell.cell_contents
+            values.append(cell.cell_contents)
         except ValueError:  # an empty cell: a name not bound yet
             continue
-    yield from fn.__defaults__ or ()
-    yield from (fn.__kwdefaults__ or {}).values()
-    wrapped = getattr(fn, "__wrapped__", None)
-    if wrapped is not None:
-        yield wrapped
-    names = _names(fn.__code__)
-    for name in names:
-        value = fn.__globals__.get(name)
+    values.extend(fn.__defaults__ or ())
+    values.extend((fn.__kwdefaults__ or {}).values())
+    values.append(getattr(fn, "__wrapped__", None))
+    for value in values:
+        if value is None:
+            continue
         if isinstance(value, types.ModuleType):  # `helpers.research(...)`: the module's attributes it names
             if not value.__name__.startswith("actorgraph"):
-                own = vars(value)  # not getattr: a module's lazy `__getattr__` would import things
-                yield from (own[attr] for attr in names if attr != name and attr in own)
-        elif value is not None:
+                yield from _named(value, names)
+        else:
             yield value
+            if not inspect.isroutine(value) and not isinstance(value, (list, tuple, dict, set, frozenset)):
+                yield from _named(value, names)  # `agent.graph.invoke(...)`
+
+
+def _named(obj: Any, names: list[str]) -> Iterator[Any]:
+    """The attributes in `obj`'s own `__dict__` among `names` (not `getattr`: no property, no lazy import)."""
+    own = getattr(obj, "__dict__", None)
+    if isinstance(own, dict):
+        yield from (own[name] for name in names if name in own)
 
 
 def _names(code: types.CodeType) -> list[str]:

@@ -26,9 +26,9 @@ from actorgraph._actors.messages import RunOrder
 from actorgraph._api.invoked import remember
 from actorgraph._api.request import GraphSettings
 from actorgraph._engine.context import NestedPause, current_nest
-from actorgraph._engine.nesting import Nest, NestFrame
+from actorgraph._engine.nesting import Nest, NestFrame, NoNest
 from actorgraph._engine.subgraphs import namespace_of
-from actorgraph._model.errors import ResumeError
+from actorgraph._model.errors import ConfigError, ResumeError
 from actorgraph._model.records import NS, Command
 from actorgraph._model.results import RunResult
 from actorgraph._model.runs import RunRequest
@@ -97,6 +97,8 @@ def nested_order(
     frame = current_nest.get()
     if frame is None or request.thread_id is not None or input_ is None or isinstance(input_, Command):
         return None
+    if isinstance(frame, NoNest):
+        raise _unnested(frame, label or settings.spec.name)
     nest = frame.nest
     own = settings.checkpointer
     if own is not None and not settings.stateful and own is not nest.checkpointer:
@@ -118,6 +120,16 @@ def nested_order(
     past = nest.past(frame.task.step, call.rpartition("#")[0]) if owner and nest.past else None
     order = RunOrder(nest.checkpointer, nested_request, answered, fresh=input_, owner=owner, past=past)
     return Nested(order, frame, namespace)
+
+
+def _unnested(frame: NoNest, label: str) -> ConfigError:
+    """Why a vertex on a Ray worker may not invoke `label` (a graph, or a `@task`'s)."""
+    return ConfigError(
+        f"vertex {frame.vertex!r} invokes {label!r} in a Ray worker, where its run could not nest in "
+        "the task's run: it would run unrecorded (a resumed run would call it again, its questions "
+        "never reach the thread); add the graph as a subgraph vertex (add_vertex(name, graph): it "
+        "runs on Ray, nested and recorded), or compile this graph on threads (backend=None)"
+    )
 
 
 def _nested_request(

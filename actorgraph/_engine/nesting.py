@@ -24,9 +24,25 @@ from actorgraph._engine.rewind import Past
 from actorgraph._model.records import NS, Interrupt, Task
 from actorgraph._model.spec import GraphSpec
 
-__all__ = ["Nest", "NestFrame", "first_slot"]
+__all__ = ["Nest", "NestFrame", "NoNest", "first_slot"]
 
 _COUNTING = threading.Lock()  # a vertex may invoke graphs from several threads of its own
+
+
+@dataclass(frozen=True, slots=True)
+class NoNest:
+    """The frame of a task attempt whose invocations cannot nest: a vertex run in a Ray worker.
+
+    The worker is another process than the run's coordinator and checkpointer,
+    so a graph invoked there could only run unrecorded: an invocation that would
+    nest is refused instead (`_api/nesting.nested_order`). The Ray backend
+    refuses at compile the vertices whose code names a graph or a task.
+
+    Attributes:
+        vertex: the vertex that runs.
+    """
+
+    vertex: str
 
 
 def first_slot(label: str) -> str:

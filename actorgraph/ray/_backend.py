@@ -16,7 +16,7 @@ from actorgraph._actors.backend import Pool
 from actorgraph._actors.timer import Timer
 from actorgraph._model.errors import ActorGraphError, BackendError
 from actorgraph._model.spec import GraphSpec, VertexSpec
-from actorgraph.ray._code import pickled_code, search_path
+from actorgraph.ray._code import pickled_code, refuse_invocations, search_path
 from actorgraph.ray._connect import Connection, connect, import_ray
 from actorgraph.ray._groups import Group, Partition, Profile
 from actorgraph.ray._partition import PartitionWorker
@@ -112,9 +112,12 @@ class RayBackend:
         """Join Ray; refuse a vertex whose code cannot be pickled or whose resources no node has.
 
         Raises:
-            GraphValidationError: a vertex function cannot be pickled (naming the vertex).
+            GraphValidationError: a vertex function cannot be pickled, or invokes a graph or a
+                task, which could not nest on a worker (naming the vertex).
             BackendError: the cluster does not answer, or no node has a vertex's resources.
         """
+        for path, vertex in _vertices(spec):
+            refuse_invocations(path, vertex)
         self._connect()
         for path, vertex in _vertices(spec):
             self._pickled_code(path, vertex)

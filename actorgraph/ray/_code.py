@@ -10,11 +10,12 @@ from types import ModuleType
 
 import cloudpickle
 
+from actorgraph._api.invoked import invocables
 from actorgraph._engine.call import VertexCode
 from actorgraph._model.errors import GraphValidationError
 from actorgraph._model.spec import VertexSpec
 
-__all__ = ["pickled_code", "search_path"]
+__all__ = ["pickled_code", "refuse_invocations", "search_path"]
 
 
 def search_path() -> list[str]:
@@ -45,6 +46,33 @@ def pickled_code(path: str, vertex: VertexSpec, shipped: frozenset[str]) -> byte
         )
         raise GraphValidationError(msg) from exc
     return blob
+
+
+def refuse_invocations(path: str, vertex: VertexSpec) -> None:
+    """Refuse a vertex whose code names a graph or a task it may invoke: on Ray, none of them could nest.
+
+    A vertex runs in a worker process, away from its run's coordinator and
+    checkpointer: a graph it invoked (a `@task` it called) would run there
+    unrecorded. The code is read as `_api/invoked.invocables` reads it; a graph it
+    reaches only at run time is refused when invoked (`_engine/nesting.NoNest`).
+
+    Raises:
+        GraphValidationError: naming the vertex path and what its code invokes.
+    """
+    if vertex.child is not None:  # a subgraph vertex: its own vertices are checked
+        return
+    found = invocables(vertex.fn) + (invocables(vertex.on_error) if vertex.on_error is not None else [])
+    if not found:
+        return
+    named = ", ".join(sorted({f"{type(o).__name__} {getattr(o, 'name', '?')!r}" for o in found}))
+    msg = (
+        f"vertex {path!r} cannot run on the Ray backend: its code invokes {named}, and a vertex runs "
+        "in a Ray worker, where a graph it invokes (a task it calls) cannot nest in the task's run: "
+        "it would run unrecorded, so a resumed run would call it again; add the graph as a subgraph "
+        "vertex (add_vertex(name, graph): it runs on Ray, nested and recorded), or compile this "
+        "graph on threads (backend=None)"
+    )
+    raise GraphValidationError(msg)
 
 
 def _module(fn: object) -> ModuleType | None:

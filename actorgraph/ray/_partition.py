@@ -26,6 +26,8 @@ from typing import Any
 import cloudpickle
 
 from actorgraph._engine.call import Called, Code, call_vertex
+from actorgraph._engine.context import current_nest
+from actorgraph._engine.nesting import NoNest
 from actorgraph._model.errors import RecordedError, SerializationError
 from actorgraph._model.records import ErrorInfo
 from actorgraph.ray._tracing import attached
@@ -79,16 +81,21 @@ class PartitionWorker:
             return NEED_CODE
         emitted: list[Any] = []
         ctx = task.context_for(emitted.append)
-        with attached(carrier):  # the driver's attempt span is current: the vertex's own spans nest in it
-            called = call_vertex(
-                vertex,
-                pickle.loads(stored if state is None else state),  # noqa: S301 - the driver's own state
-                ctx,
-                resumes=task.resumes,
-                failure=task.failure,
-                run_async=_run_coroutine,
-                line=task.line,
-            )
+        # a graph the vertex invokes here could not nest in its task's run: refused, never run unrecorded
+        unnested = current_nest.set(NoNest(vertex.name))
+        try:
+            with attached(carrier):  # the driver's attempt span is current: the vertex's own spans nest in it
+                called = call_vertex(
+                    vertex,
+                    pickle.loads(stored if state is None else state),  # noqa: S301 - the driver's own state
+                    ctx,
+                    resumes=task.resumes,
+                    failure=task.failure,
+                    run_async=_run_coroutine,
+                    line=task.line,
+                )
+        finally:
+            current_nest.reset(unnested)
         called.emitted = emitted
         return _dumped(vertex.name, called)
 

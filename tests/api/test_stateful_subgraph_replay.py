@@ -96,6 +96,7 @@ def test_a_replay_from_before_the_subgraph_ever_ran_starts_it_afresh(compile_gra
     assert again.state["log"] == ["one", "re:one/1"]
 
 
+@pytest.mark.threads_only("a graph invoked in a vertex nests on threads; on Ray such a vertex is refused")
 def test_a_stateful_graph_invoked_in_a_vertex_rewinds_with_the_replayed_parent(
     compile_graph: Compile,
 ) -> None:

@@ -12,7 +12,7 @@ import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer, SqliteCheckpointer
 
 pytestmark = pytest.mark.threads_only(
-    "the counters live in this process; on Ray a vertex invokes graphs un-nested"
+    "the counters live in this process; on Ray a vertex that invokes graphs is refused (tests/ray)"
 )
 
 Compile = Any

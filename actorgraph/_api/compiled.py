@@ -238,13 +238,14 @@ class CompiledGraph(Generic[S]):
         Args:
             thread_id: the thread.
             checkpoint_id: a checkpoint of it (default: the newest).
-            subgraphs: include the snapshots of the runs of the next superstep's
-                subgraph tasks in `Snapshot.subgraphs`, by namespace, nested ones inside.
-            namespace: the state of a subgraph's run instead (`research@2~1a2b3c4d`,
+            subgraphs: include the snapshots of the runs of the next superstep's tasks (their
+                subgraphs', the graphs they invoked) in `Snapshot.subgraphs`, by namespace.
+            namespace: the state of a subgraph's or nested run instead (`research@2~1a2b3c4d`,
                 nested ones joined by `|`); `checkpoint_id` is then one of its checkpoints.
 
         Raises:
             ThreadNotFoundError: the thread (checkpoint, or subgraph run) has no stored checkpoint.
+            ConfigError: a nested run's graph is not known in this process (the message says why).
         """
         return self._threads.get_state(thread_id, checkpoint_id, subgraphs=subgraphs, namespace=namespace)
 
@@ -258,12 +259,12 @@ class CompiledGraph(Generic[S]):
     ) -> list[Snapshot[S]]:
         """The thread's snapshots, newest first (at most `limit`, older than `before`).
 
-        With `namespace`, the history of that subgraph's run in the thread (its
-        namespaces are the keys of `get_state(thread_id, subgraphs=True).subgraphs`).
+        With `namespace`, the history of that subgraph's (or nested) run in the thread
+        (its namespaces are the keys of `get_state(thread_id, subgraphs=True).subgraphs`).
 
         Raises:
             ThreadNotFoundError: the thread has no subgraph run `namespace` (the
-                message lists the ones it has).
+                message lists the ones it has); `ConfigError` as `get_state` says.
         """
         return self._threads.get_history(thread_id, limit=limit, before=before, namespace=namespace)
 

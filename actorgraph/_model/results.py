@@ -55,8 +55,8 @@ class Snapshot(Generic[S]):
         error: the merge conflict that keeps the state from being computed (`state`
             is then None and `status` "error"); fix it with `update_state`.
         subgraphs: with `get_state(..., subgraphs=True)`, the snapshots of the
-            runs of the next superstep's subgraph tasks, by namespace (each with
-            its own `subgraphs`); else empty.
+            runs of the next superstep's tasks (their subgraphs', the graphs they
+            invoked), by namespace (each with its own `subgraphs`); else empty.
     """
 
     state: S

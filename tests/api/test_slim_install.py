@@ -147,7 +147,10 @@ def test_the_base_install_holds_the_engines_needs_only() -> None:
 def test_the_test_extra_installs_every_extra() -> None:
     extras = _setup()["options.extras_require"]
     every = set().union(
-        *(_requirement_names(extras[part]) for part in ("cli", "web", "server", "ray", "postgres", "encryption"))
+        *(
+            _requirement_names(extras[part])
+            for part in ("cli", "web", "server", "ray", "postgres", "encryption")
+        )
     )
     assert every <= _requirement_names(extras["test"])
 

@@ -7,12 +7,12 @@ the whole graph when it is compiled and produces the frozen `GraphSpec`.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar, Unpack
 
+from actorgraph._build.functions import destinations_of, name_of
 from actorgraph._build.options import (
     VertexOptions,
     cache_policy_of,
@@ -30,75 +30,12 @@ from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 from actorgraph.merge import Merge
 
-__all__ = ["RETURNS", "GraphBuilder", "Returns", "check_handler", "is_subgraph", "takes_ctx"]
+__all__ = ["RETURNS", "GraphBuilder", "Returns", "is_subgraph"]
 
 S = TypeVar("S")
 
 DEFAULT_CONCURRENCY = 32  # a blocking vertex: each running task holds a thread
 ASYNC_CONCURRENCY = 1_000_000  # an async vertex: an awaiting task holds no thread, so no bound unless asked
-
-
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
-def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter] | None:
-    try:
-        return list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):  # builtins without a signature: nothing to check
-        return None
-
-
-def _refuse_extra_required(params: list[inspect.Parameter], most: int, what: str, form: str) -> None:
-    """Refuse a function that needs arguments the engine never passes."""
-    required = [p.name for p in params if p.kind in _POSITIONAL and p.default is inspect.Parameter.empty]
-    keyword = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is p.empty]
-    if len(required) > most or keyword:
-        names = ", ".join(required + [f"*, {k}" for k in keyword])
-        msg = f"{what} requires the arguments ({names}), but it is called as {form}; give the others defaults"
-        raise GraphValidationError(msg)
-
-
-def check_handler(fn: Callable[..., Any], what: str) -> None:
-    """Refuse an `on_error` handler that cannot be called as `handler(state, error)`.
-
-    Raises:
-        GraphValidationError: naming the handler's vertex and its parameters.
-    """
-    params = _parameters(fn)
-    if params is None:
-        return
-    positional = [p for p in params if p.kind in _POSITIONAL]
-    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
-    if len(positional) < 2 and not varargs:  # noqa: PLR2004 - (state, error)
-        msg = f"{what} takes {len(positional)} positional argument(s); it is called as handler(state, error)"
-        raise GraphValidationError(msg)
-    _refuse_extra_required(params, 2, what, "handler(state, error)")
-
-
-def takes_ctx(fn: Callable[..., Any], what: str) -> bool:
-    """Whether `fn` is `fn(state, ctx)` rather than `fn(state)` (decided once).
-
-    Raises:
-        GraphValidationError: `fn` takes no positional argument for the state, or
-            requires more arguments than `(state, ctx)`.
-    """
-    params = _parameters(fn)
-    if params is None:
-        return False
-    positional = [p for p in params if p.kind in _POSITIONAL]
-    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params)
-    if not positional and not varargs:
-        msg = f"{what} takes no positional argument; it must accept the state: fn(state) or fn(state, ctx)"
-        raise GraphValidationError(msg)
-    _refuse_extra_required(params, 2, what, "fn(state) or fn(state, ctx)")
-    if len(positional) < 2:  # noqa: PLR2004 - (state, ctx)
-        return False
-    second = positional[1]
-    if second.default is inspect.Parameter.empty:
-        return True
-    # fn(state, ctx=None) asks for the context; fn(state, name=name) is a closure default
-    annotation = second.annotation
-    return second.name in ("ctx", "context") or "Context" in str(annotation)
 
 
 Returns: TypeAlias = Literal["state", "update"]
@@ -190,17 +127,21 @@ class GraphBuilder(Generic[S]):
         self._routers: list[_Router] = []
 
     def add_vertex(
-        self, name: str, fn: Callable[..., Any] | Any, **options: Unpack[VertexOptions]
+        self, name: str | Any, fn: Callable[..., Any] | Any = None, **options: Unpack[VertexOptions]
     ) -> GraphBuilder[S]:
-        """Add a vertex.
+        """Add a vertex: `add_vertex("name", fn)`, or `add_vertex(fn)` named after `fn`.
 
         Args:
-            name: a unique name (not START or END, no `:`, `|` or `/`).
+            name: a unique name (not START or END, no `:`, `|` or `/`); or the
+                function itself, as LangGraph's `add_node(fn)`: a function is named by
+                its `__name__`, a graph, a `ToolNode`, an entrypoint or a task by its
+                `name`, an object by its class (a lambda must be named).
             fn: `fn(state)` or `fn(state, ctx)`; returns the new state, None
                 (forward the input), or a `Command`. Or a subgraph: a `Graph` or
                 a `CompiledGraph`, whose runs are nested in this graph's (see
                 `input` and `output`); the graph's `retry` applies to it too
-                (`retry=[]` for none).
+                (`retry=[]` for none). A return annotation `Command[Literal["a", "b"]]`
+                declares `destinations=("a", "b")`.
             **options: the vertex's options (`VertexOptions`): `retry`, `timeout`,
                 `destinations`, `concurrency`, `on_error`, `returns`, `input`,
                 `output`, `inputs`, `outputs`, `resources`, `cache`, `defer`.
@@ -211,13 +152,55 @@ class GraphBuilder(Generic[S]):
         Raises:
             GraphValidationError: a bad name or option, naming the vertex.
         """
+        if fn is None and not isinstance(name, str):
+            name, fn = name_of(name, f"add_vertex({name!r:.60})"), name
+        elif fn is None:
+            msg = f"add_vertex({name!r:.60}) has no function: add_vertex({name!r:.60}, fn), or add_vertex(fn)"
+            raise GraphValidationError(msg)
         self._new_name(name)
         check_option_names(name, options)
         given = dict(options)
+        if given.get("destinations") is None and (declared := destinations_of(fn)) is not None:
+            given["destinations"] = declared
         expand = getattr(type(fn), "__actorgraph_vertex__", None)
         if expand is not None:  # a prebuilt vertex (ToolNode) that runs as a subgraph of its own
             fn, given = expand(fn, self, name, given)
         self._vertices[name] = _checked_vertex(name, fn, given, self.globals)
+        return self
+
+    def add_sequence(self, vertices: Sequence[Any]) -> GraphBuilder[S]:
+        """Add vertices that run one after the other, as LangGraph's `add_sequence`: `a -> b -> c`.
+
+        Args:
+            vertices: functions (each named as `add_vertex(fn)` names it) or
+                `(name, fn)` pairs, in the order they run. Add the edge into the
+                first (`add_edge(START, "a")`) and out of the last yourself.
+
+        Returns:
+            The graph, for chaining.
+
+        Raises:
+            GraphValidationError: an empty sequence, or a name that is taken (naming it).
+        """
+        if isinstance(vertices, (str, bytes)) or not isinstance(vertices, Sequence) or not vertices:
+            msg = "add_sequence takes a non-empty list of functions or (name, fn) pairs"
+            raise GraphValidationError(msg)
+        previous: str | None = None
+        for item in vertices:
+            if isinstance(item, tuple) and len(item) == 2:  # noqa: PLR2004 - a (name, fn) pair
+                name, fn = item
+            else:
+                name, fn = name_of(item, "add_sequence"), item
+            if name in self._vertices:
+                msg = (
+                    f"add_sequence: vertex {name!r} exists already; name each step: "
+                    f"add_sequence([({name!r}, fn), ('{name}_2', other), ...])"
+                )
+                raise GraphValidationError(msg)
+            self.add_vertex(name, fn)
+            if previous is not None:
+                self.add_edge(previous, name)
+            previous = name
         return self
 
     def _new_name(self, name: Any) -> None:

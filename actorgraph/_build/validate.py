@@ -5,7 +5,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from actorgraph._build.builder import GraphBuilder, check_handler, takes_ctx
+from actorgraph._build.builder import GraphBuilder
+from actorgraph._build.functions import check_handler, takes_ctx
 from actorgraph._model.errors import GraphValidationError, GraphValidationWarning
 from actorgraph._model.records import END, START
 from actorgraph._model.schema import Schema

@@ -5,12 +5,12 @@ Nothing here runs user code, starts a thread or does I/O.
 
 from __future__ import annotations
 
-import enum
 import traceback as _traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
+from actorgraph._model.commands import PARENT, UNSET, Command, Handoff, Send
 from actorgraph._model.errors import RecordedError
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "NS",
     "PARENT",
     "START",
+    "UNSET",
     "Command",
     "ErrorInfo",
     "Handoff",
@@ -38,9 +39,6 @@ START: Final = "__start__"
 END: Final = "__end__"
 """The pseudo-vertex a finished branch goes to: `add_edge("last", END)`."""
 
-PARENT: Final = "__parent__"
-"""`Command(goto=..., graph=PARENT)` from a vertex of a subgraph routes in the parent graph."""
-
 NS: Final = "|"
 """Separates a thread from the namespace of a subgraph's run (`thread|research@2~1a2b3c4d`)."""
 
@@ -49,21 +47,6 @@ Merge: TypeAlias = Callable[[Any, Sequence[Any]], Any]
 
 Status: TypeAlias = Literal["ok", "error", "interrupt"]
 RunStatus: TypeAlias = Literal["done", "interrupted", "error", "running"]
-
-
-class _Unset(enum.Enum):
-    """Marks an argument that was not given (distinct from `None`); survives pickling."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-UNSET: Final = _Unset.UNSET
 
 
 def task_order(task_id: str) -> tuple[str, int]:
@@ -169,49 +152,6 @@ class Position:
             out.extend(buffered)
         out.extend(self.finished)
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Run `vertex` as a task of its own with `state` (map-reduce, fan-out).
-
-    Return it (or a list of them) from a router or in `Command(goto=...)`.
-    """
-
-    vertex: str
-    state: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Command:
-    """What a vertex may return instead of a state, or what `invoke` may take.
-
-    Attributes:
-        update: an update (some keys, applied through the reducers) to the
-            vertex's input; as `invoke` input, to the thread's state.
-        goto: vertex name(s) or `Send`(s) to route to, besides the static edges.
-        resume: the answer(s) to pending interrupts when passed to `invoke`.
-        graph: `PARENT` to leave a subgraph: the subgraph's run ends, and its
-            vertex in the parent graph applies `update` and routes to `goto`.
-    """
-
-    update: Any = None
-    goto: str | Send | Sequence[str | Send] = ()
-    resume: Any = UNSET
-    graph: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Handoff:
-    """A subgraph task's `Command(graph=PARENT)`: what its vertex in the parent applies and where it routes.
-
-    Attributes:
-        update: an update to the parent task's input state, or None.
-        goto: the vertices of the parent graph to route to.
-    """
-
-    update: Any
-    goto: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,9 +194,11 @@ class Interrupted(Event):
 
     Attributes:
         interrupts: what it waits for.
+        state: the run's state as it paused (`RunResult.state`, before the output schema).
     """
 
     interrupts: tuple[Interrupt, ...]
+    state: Any = None
 
 
 @dataclass(frozen=True, slots=True)

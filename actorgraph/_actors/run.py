@@ -386,7 +386,7 @@ class Run:
             output_of(self.spec, state), status, interrupts, self.pos.step, self.id, self.thread_id, head
         )
         if interrupts:
-            self.events.emit(Interrupted(self.id, self.thread_id, self.pos.step, interrupts))
+            self.events.emit(Interrupted(self.id, self.thread_id, self.pos.step, interrupts, state))
         self._finished(status, state)
         self._close(result=result)
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeVar, Unpack
 
@@ -16,17 +13,16 @@ from actorgraph._actors.runtime import Runtime
 from actorgraph._actors.tracing import caller
 from actorgraph._api.history import History
 from actorgraph._api.nesting import Nested, nested_order, paused_by
+from actorgraph._api.pictures import Pictures
 from actorgraph._api.queued import Submitted, submit
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
+from actorgraph._api.spellings import stream_modes
 from actorgraph._api.stream import astream_items, await_run, stream_items
 from actorgraph._engine.clock import Clock
-from actorgraph._engine.copies import copy_state
-from actorgraph._engine.inputs import input_state
+from actorgraph._engine.inputs import caller_input
 from actorgraph._model.errors import ActorGraphError, ConfigError, RunTimeoutError
-from actorgraph._model.records import Command
 from actorgraph._model.results import RunResult, Snapshot
 from actorgraph._model.runs import RunRequest
-from actorgraph.draw import render_png, to_dot, to_mermaid
 from actorgraph.events import Listener
 
 __all__ = ["CompiledGraph"]
@@ -34,7 +30,7 @@ __all__ = ["CompiledGraph"]
 S = TypeVar("S")
 
 
-class CompiledGraph(Generic[S]):
+class CompiledGraph(Pictures, Generic[S]):
     """A validated graph, ready to run; owns the actors its runs use.
 
     Use it as a context manager, or call `close()`, to stop its actors.
@@ -56,7 +52,14 @@ class CompiledGraph(Generic[S]):
 
     # -- running -------------------------------------------------------------------------
 
-    def invoke(self, input: Any, *, timeout: float | None = None, **run: Unpack[RunKeywords]) -> RunResult[S]:  # noqa: A002 - LangGraph's name for it
+    def invoke(
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        config: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        **run: Unpack[RunKeywords],
+    ) -> RunResult[S]:
         """Run the graph until it ends or pauses, and return the result.
 
         Args:
@@ -64,6 +67,8 @@ class CompiledGraph(Generic[S]):
                 to its state); None to continue the thread (re-run what failed,
                 pass breakpoints); `Command(resume=...)` to answer interrupts;
                 `Command(goto=..., update=...)` to start at `goto`.
+            config: LangGraph's spelling of `thread_id`, `checkpoint_id` and
+                `recursion_limit`: `{"configurable": {"thread_id": "1"}, "recursion_limit": 50}`.
             timeout: seconds before the run is cancelled and `RunTimeoutError` raised.
             **run: the run's keywords (`RunKeywords`): `thread_id`, `context`,
                 `recursion_limit`, `checkpoint_id`, `durability`, `interrupt_before`,
@@ -80,7 +85,7 @@ class CompiledGraph(Generic[S]):
             SerializationError: a state could not be stored (naming the vertex and the key).
             CheckpointError: the checkpointer failed, or another run advanced the thread.
         """
-        handle, nested = self._start(input, run_request(self._settings, run))
+        handle, nested = self._start(input, run_request(self._settings, run, config=config))
         try:
             result = handle.result(timeout)
         except RunTimeoutError:
@@ -105,7 +110,7 @@ class CompiledGraph(Generic[S]):
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
         runtime = self._runtime
-        given = _given(input_)  # checked and copied once
+        given = caller_input(input_)  # checked and copied once
         nested = nested_order(self._settings, given, request, label=label)
         if self._settings.stateful and nested is None:
             msg = (
@@ -142,9 +147,11 @@ class CompiledGraph(Generic[S]):
     def stream(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
+        config: Mapping[str, Any] | None = None,
         *,
-        mode: str | Sequence[str] = "values",
+        mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
+        stream_mode: str | Sequence[str] | None = None,
         **run: Unpack[RunKeywords],
     ) -> Iterator[Any]:
         """Run the graph and yield what happens, as it happens.
@@ -161,10 +168,14 @@ class CompiledGraph(Generic[S]):
                 starts and when it ends), "checkpoints" (a dict for each checkpoint
                 stored), "debug" (both, with their kind, superstep and time: the
                 keys are LangGraph's, see the streaming concepts page); a list of
-                modes yields `(mode, item)` pairs.
+                modes yields `(mode, item)` pairs. A run that pauses says so last, as
+                LangGraph's: `{"__interrupt__": (Interrupt, ...)}` in "updates" (`()`
+                at a breakpoint), the state with that key in "values".
             subgraphs: yield the items of subgraphs' runs too, each tagged with
                 its namespace as a tuple: `(namespace, item)`, or `(namespace, mode,
                 item)` with a list of modes (`()` is the run itself).
+            config: as for `invoke`.
+            stream_mode: LangGraph's spelling of `mode`.
             **run: as for `invoke`.
 
         Yields:
@@ -173,8 +184,8 @@ class CompiledGraph(Generic[S]):
         """
         settings = self._settings
         return stream_items(
-            lambda sink: self._start(input, run_request(settings, run, sink=sink))[0],
-            mode,
+            lambda sink: self._start(input, run_request(settings, run, sink=sink, config=config))[0],
+            stream_modes(mode, stream_mode),
             subgraphs=subgraphs,
         )
 
@@ -185,43 +196,33 @@ class CompiledGraph(Generic[S]):
     async def ainvoke(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
+        config: Mapping[str, Any] | None = None,
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - invoke's keyword
         **run: Unpack[RunKeywords],
     ) -> RunResult[S]:
         """`invoke` for async code; cancelling the awaiting task cancels the run."""
-        result: RunResult[S] = await await_run(self.start(input, **run), timeout)
+        handle = self._start(input, run_request(self._settings, run, config=config))[0]
+        result: RunResult[S] = await await_run(handle, timeout)
         return result
 
     async def astream(
         self,
         input: Any,  # noqa: A002 - LangGraph's name for it
+        config: Mapping[str, Any] | None = None,
         *,
-        mode: str | Sequence[str] = "values",
+        mode: str | Sequence[str] | None = None,
         subgraphs: bool = False,
+        stream_mode: str | Sequence[str] | None = None,
         **run: Unpack[RunKeywords],
     ) -> AsyncIterator[Any]:
         """`stream` for async code; leaving the loop or cancelling the task cancels the run."""
 
         def start(sink: Listener) -> RunHandle[S]:
-            return self._start(input, run_request(self._settings, run, sink=sink))[0]
+            return self._start(input, run_request(self._settings, run, sink=sink, config=config))[0]
 
-        async for item in astream_items(start, mode, subgraphs=subgraphs):
+        async for item in astream_items(start, stream_modes(mode, stream_mode), subgraphs=subgraphs):
             yield item
-
-    # -- pictures --------------------------------------------------------------------------
-
-    def draw_mermaid(self, thread_id: str | None = None) -> str:
-        """The graph as a Mermaid flowchart; with `thread_id`, each vertex shows its last status."""
-        return to_mermaid(self.spec, self._threads.statuses(thread_id) if thread_id else None)
-
-    def draw_dot(self, thread_id: str | None = None) -> str:
-        """The graph in Graphviz DOT; with `thread_id`, each vertex shows its last status."""
-        return to_dot(self.spec, self._threads.statuses(thread_id) if thread_id else None)
-
-    def draw_png(self, path: str | os.PathLike[str], thread_id: str | None = None) -> Path:
-        """Render the graph to a PNG file with Graphviz's `dot` (which must be installed)."""
-        return render_png(self.draw_dot(thread_id), path)
 
     # -- threads -------------------------------------------------------------------------
 
@@ -389,12 +390,3 @@ class CompiledGraph(Generic[S]):
 
     def __repr__(self) -> str:
         return f"CompiledGraph({self.name!r}, vertices={list(self.spec.vertices)})"
-
-
-def _given(value: Any) -> Any:
-    """The caller's input, checked and copied on the caller's thread (the caller may change it next)."""
-    if value is None:
-        return None
-    if isinstance(value, Command):
-        return value if value.update is None else dataclasses.replace(value, update=copy_state(value.update))
-    return input_state(value)

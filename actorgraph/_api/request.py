@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any, Final, TypedDict
 
 from actorgraph._actors.backend import DEFAULT, Backend
+from actorgraph._api.spellings import with_config
 from actorgraph._engine.caching import namespace_of
 from actorgraph._model.errors import ConfigError, GraphValidationWarning
 from actorgraph._model.policy import NodeCache
@@ -116,13 +117,17 @@ def live_seconds(wait: timedelta | float | None) -> float | None:
 
 
 def run_request(
-    settings: GraphSettings, keywords: Mapping[str, Any], *, sink: Listener | None = None
+    settings: GraphSettings, keywords: Mapping[str, Any], *, sink: Listener | None = None, config: Any = None
 ) -> RunRequest:
     """The run's options from the keywords a caller gave, checked, with the graph's defaults filled in.
 
+    `config` is LangGraph's spelling of some of them (`_api/spellings.py`).
+
     Raises:
-        ConfigError: an unknown keyword, or a value out of range.
+        ConfigError: an unknown keyword, a value out of range, or a `config` that
+            actorgraph does not read or that disagrees with a keyword.
     """
+    keywords = with_config(config, keywords)
     unknown = sorted(set(keywords) - _KEYWORDS)
     if unknown:
         hints = [difflib.get_close_matches(k, _KEYWORDS, n=1) for k in unknown]

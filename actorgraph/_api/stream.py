@@ -15,17 +15,19 @@ from __future__ import annotations
 import collections
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._api.payloads import checkpoint_payload, debug_item, task_payload, task_result_payload
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import NS
+from actorgraph._model.results import INTERRUPT_KEY
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
     Event,
+    Interrupted,
     MessageChunk,
     SuperstepCommitted,
     TaskFinished,
@@ -37,8 +39,8 @@ __all__ = ["MODES", "StreamSink", "astream_items", "await_run", "stream_items"]
 MODES: Final = ("values", "updates", "events", "custom", "messages", "tasks", "checkpoints", "debug")
 
 _KINDS: Final[dict[str, frozenset[type[Event]] | None]] = {
-    "values": frozenset({SuperstepCommitted}),
-    "updates": frozenset({TaskFinished}),
+    "values": frozenset({SuperstepCommitted, Interrupted}),
+    "updates": frozenset({TaskFinished, Interrupted}),
     "events": None,
     "custom": frozenset({Custom}),
     "messages": frozenset({MessageChunk}),
@@ -67,6 +69,8 @@ def _item(mode: str, event: Event) -> Any:
             return state
         case "updates", TaskFinished(result=result, final=True) if result.status == "ok":
             return {result.task_id: result.state}
+        case "updates" | "values", Interrupted():
+            return _paused(mode, event)
         case "custom", Custom(payload=payload):
             return payload
         case "messages", MessageChunk(chunk=chunk):
@@ -76,6 +80,22 @@ def _item(mode: str, event: Event) -> Any:
         case "tasks" | "checkpoints" | "debug", _:
             return _detail(mode, event)
     return _SKIP
+
+
+def _paused(mode: str, event: Interrupted) -> Any:
+    """The item that says a run paused, as LangGraph's: `{"__interrupt__": (questions...)}`.
+
+    In `updates`, every pause (a breakpoint's has no question: `()`); in `values`,
+    the state with the questions beside it, for questions only (a mapping state
+    gets the key added; another state is not a mapping, so the item holds the key alone).
+    """
+    questions = tuple(i for i in event.interrupts if i.kind == "interrupt")
+    if mode == "updates":
+        return {INTERRUPT_KEY: questions}
+    if not questions:
+        return _SKIP
+    state = event.state
+    return {**state, INTERRUPT_KEY: questions} if isinstance(state, Mapping) else {INTERRUPT_KEY: questions}
 
 
 def _detail(mode: str, event: Event) -> Any:
@@ -109,6 +129,7 @@ class StreamSink:
         self.put = put
         self.subgraphs = subgraphs
         self.single = modes[0] if len(modes) == 1 and not pairs and not subgraphs else ""
+        self.paused_order = sorted(modes, key=lambda m: m != "updates")  # a pause: LangGraph's order
         wanted = [_KINDS[m] for m in modes]
         self.kinds: frozenset[type[Event]] | None = (
             None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
@@ -128,7 +149,7 @@ class StreamSink:
             if item is not _SKIP:
                 self.put(item)
             return
-        for mode in self.modes:
+        for mode in self.paused_order if type(event) is Interrupted else self.modes:
             item = _item(mode, event)
             if item is _SKIP:
                 continue

@@ -10,6 +10,7 @@ starts at the `goto` targets instead of START's edges.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,7 @@ from actorgraph._model.results import RunResult, Snapshot
 from actorgraph._model.spec import GraphSpec
 from actorgraph.merge import has_keys
 
-__all__ = ["input_state", "start_position", "updated_state"]
+__all__ = ["caller_input", "input_state", "start_position", "updated_state"]
 
 
 def start_position(spec: GraphSpec, base: Any, input_: Any, node_id: str) -> Position:
@@ -85,3 +86,15 @@ def input_state(value: Any) -> Any:
     except Exception as exc:
         msg = f"the input state cannot be copied ({type(exc).__name__}: {exc}); states must be deep-copyable"
         raise InvalidUpdateError(msg) from exc
+
+
+def caller_input(value: Any) -> Any:
+    """What a caller gave `invoke`, checked and copied on the caller's thread (it may change it next).
+
+    None and a `Command` pass (a `Command`'s update copied); anything else must be a state.
+    """
+    if value is None:
+        return None
+    if isinstance(value, Command):
+        return value if value.update is None else dataclasses.replace(value, update=copy_state(value.update))
+    return input_state(value)

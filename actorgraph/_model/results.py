@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from actorgraph._model.records import ErrorInfo, Interrupt, RunStatus, SuperstepState
 
-__all__ = ["RunResult", "Snapshot"]
+__all__ = ["INTERRUPT_KEY", "RunResult", "Snapshot"]
+
+INTERRUPT_KEY: Final = "__interrupt__"
+"""Where LangGraph's results and stream items hold the questions of a paused run."""
+
+_ABSENT: Final = object()
 
 S = TypeVar("S")
 
@@ -34,6 +39,41 @@ class RunResult(Generic[S]):
     run_id: str = ""
     thread_id: str | None = None
     checkpoint_id: str | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        """LangGraph's reading of an invoke's result: `result["messages"]` is `result.state["messages"]`.
+
+        `result["__interrupt__"]` is the list of the questions a paused run asks
+        (`interrupt()` calls; a breakpoint asks none), as in LangGraph's result.
+        A state that is not a mapping (a dataclass, a pydantic model) is read by attribute.
+
+        Raises:
+            KeyError: the state has no such key.
+        """
+        if key == INTERRUPT_KEY and self.questions:
+            return list(self.questions)
+        state: Any = self.state
+        if isinstance(state, Mapping):
+            return state[key]
+        if isinstance(key, str) and not key.startswith("_") and hasattr(state, key):
+            return getattr(state, key)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        """Whether `result[key]` reads something."""
+        return self.get(key, _ABSENT) is not _ABSENT  # type: ignore[arg-type]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """`result[key]`, or `default` when the state has no such key."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    @property
+    def questions(self) -> tuple[Interrupt, ...]:
+        """The pending interrupts that ask a question (`interrupt()` calls), not breakpoints."""
+        return tuple(i for i in self.interrupts if i.kind == "interrupt")
 
 
 @dataclass(frozen=True, slots=True)

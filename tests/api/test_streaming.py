@@ -130,7 +130,8 @@ def test_streaming_a_thread_resumes_and_streams_the_rest(compile_graph: Compile)
     g.add_edge("ask", "done")
     g.add_edge("done", ag.END)
     app = compile_graph(g, checkpointer=MemoryCheckpointer())
-    assert list(app.stream({}, thread_id="s")) == [{}]
+    paused = list(app.stream({}, thread_id="s"))  # the pause is an item, as in LangGraph
+    assert paused == [{}, {"__interrupt__": app.get_state("s").interrupts}]
     assert list(app.stream(ag.Command(resume=42), thread_id="s")) == [
         {},
         {"answer": 42},

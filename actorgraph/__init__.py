@@ -38,6 +38,7 @@ from actorgraph._model.errors import (
     VertexError,
     VertexTimeoutError,
 )
+from actorgraph._model.managed import IsLastStep, RemainingSteps
 from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import (
     END,
@@ -74,11 +75,13 @@ __all__ = [
     "GraphValidationWarning",
     "Interrupt",
     "InvalidUpdateError",
+    "IsLastStep",
     "MemoryCache",
     "MergeConflictError",
     "MissingDependencyError",
     "RecordedError",
     "RecursionLimitError",
+    "RemainingSteps",
     "ResumeError",
     "RetryPolicy",
     "RoutingError",

@@ -10,6 +10,7 @@ that lost), and makes the `Run` with its recorder. What it raises is the run's e
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -169,7 +170,7 @@ def _setup(launch: Launch, plan: RunPlan, env: TaskEnv, recorder: Recorder | Non
         run_id=launch.run_id,
         thread_id=request.thread_id,
         position=plan.position,
-        env=env,
+        env=dataclasses.replace(env, stop=plan.position.step + request.recursion_limit),  # remaining steps
         recursion_limit=request.recursion_limit,
         breakpoints=request.breakpoints,
         listeners=request.listeners,

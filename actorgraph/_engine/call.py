@@ -85,6 +85,7 @@ class Call:
         line: the line of the thread's history the run continues (names its questions).
         store: the graph's `compile(store=...)` object (`ctx.store`), or None; it
             travels with the call (a SQL store reconnects in the other process).
+        remaining_steps: how many more supersteps the run may start after this one, or None.
     """
 
     vertex: str
@@ -98,6 +99,7 @@ class Call:
     failure: ErrorInfo | None = None
     line: str | None = None
     store: Any = None
+    remaining_steps: int | None = None
 
     def context_for(self, emit: Callable[[Any], None] | None) -> Context[Any]:
         """The `ctx` the vertex is given."""
@@ -111,6 +113,7 @@ class Call:
             value=self.value,
             emit=emit,
             store=self.store,
+            remaining_steps=self.remaining_steps,
         )
 
 

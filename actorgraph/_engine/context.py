@@ -37,6 +37,9 @@ class Context(Generic[C]):
             checkpointed; assign to change it.
         store: the `compile(store=...)` object (a memory store shared by every
             thread of the graph, its subgraphs included), or None.
+        remaining_steps: how many more supersteps the run may start after this
+            one before its recursion limit (0 in the last), as LangGraph's
+            `RemainingSteps`; None outside a run.
     """
 
     __slots__ = (
@@ -44,6 +47,7 @@ class Context(Generic[C]):
         "_message_id",
         "attempt",
         "context",
+        "remaining_steps",
         "step",
         "store",
         "task_id",
@@ -64,6 +68,7 @@ class Context(Generic[C]):
         value: Any,
         emit: Callable[[Any], None] | None,
         store: Any = None,
+        remaining_steps: int | None = None,
     ) -> None:
         self.step = step
         self.attempt = attempt
@@ -75,6 +80,7 @@ class Context(Generic[C]):
         self._emit = emit
         self._message_id: str | None = None
         self.store = store
+        self.remaining_steps = remaining_steps
 
     def rebind(self, *, attempt: int, emit: Callable[[Any], None] | None, context: Any, store: Any) -> None:
         """Carry on as another attempt of the task (a live vertex taken over by its resumed run)."""

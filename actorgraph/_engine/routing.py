@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from actorgraph._engine.managed import managed_view
 from actorgraph._model.errors import InvalidUpdateError, RoutingError
 from actorgraph._model.records import END, START, Message, Node, Send
 from actorgraph._model.spec import GraphSpec, RouterSpec
@@ -55,8 +56,7 @@ def route(  # noqa: PLR0913 - every argument is a different part of the routing 
         out.extend(Message(t, node, task_id, step=step) for t in spec.edges.get(source, ()))
         joins = spec.joins_from.get(source, ())
         out.extend(Message(j.target, node, task_id, step=step, join=j.id) for j in joins)
-        for router in spec.routers.get(source, ()):
-            targets.extend(_router_targets(spec, router, _ask(router, node.state, ctx)))
+        targets.extend(_router_answers(spec, source, node.state, ctx))
     if goto:
         targets.extend(_goto_targets(spec, source, goto))
     for send in (t for t in targets if isinstance(t, Send)):
@@ -81,6 +81,12 @@ def _to_targets(
         else:
             out.append(Message(target, node, task_id, step=step))
     return out
+
+
+def _router_answers(spec: GraphSpec, source: str, state: Any, ctx: Any) -> list[str | Send]:
+    """The targets the routers of `source` answer for `state` (its managed keys filled for them)."""
+    routed = managed_view(spec, state, getattr(ctx, "remaining_steps", None))
+    return [t for r in spec.routers.get(source, ()) for t in _router_targets(spec, r, _ask(r, routed, ctx))]
 
 
 def _who(router: RouterSpec) -> str:

@@ -22,6 +22,7 @@ from actorgraph._engine.context import Context, current_nest
 from actorgraph._engine.copies import copy_state
 from actorgraph._engine.lineage import distinct, merge_located
 from actorgraph._engine.live import Continuation, Turn
+from actorgraph._engine.managed import managed_view, without_managed
 from actorgraph._engine.nesting import Nest, NestFrame
 from actorgraph._engine.returned import interpret
 from actorgraph._engine.routing import route
@@ -77,6 +78,8 @@ class TaskEnv:
         nest: what the run offers the graphs its vertices invoke (`Nest`), or None.
         live: seconds a vertex that asks a question waits in its actor for the
             answer (`_actors/live.py`), or None.
+        stop: the superstep after which the run's recursion limit allows no more
+            (its starting superstep plus the limit), or None: a task's remaining steps.
     """
 
     node_prefix: str
@@ -92,6 +95,7 @@ class TaskEnv:
     cache: NodeCache | None = None
     nest: Nest | None = None
     live: float | None = None
+    stop: int | None = None
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""
@@ -257,9 +261,16 @@ class Prepared:
     node_id: str
 
     def given(self, spec: GraphSpec) -> Any:
-        """The state the vertex is given: its input, or only its declared `inputs` (not yet copied)."""
+        """The state the vertex is given: its input (managed keys filled), or its `inputs` (not copied)."""
         flow = spec.vertices[self.at.task.vertex].flow
-        return self.node_in.state if flow is None else flow.view(self.node_in.state)
+        state = self.node_in.state
+        return managed_view(spec, state, self.remaining) if flow is None else flow.view(state)
+
+    @property
+    def remaining(self) -> int | None:
+        """How many more supersteps the run may start after this task's (None: no limit known)."""
+        stop = self.at.env.stop
+        return None if stop is None else stop - self.at.task.step
 
     def call(self, failure: ErrorInfo | None) -> Call:
         """The call of the vertex, as another process needs it."""
@@ -276,6 +287,7 @@ class Prepared:
             failure,
             env.line,
             env.store,
+            self.remaining,
         )
 
 
@@ -359,6 +371,7 @@ def succeeded(  # noqa: PLR0913 - what the vertex was given, and what it returne
         RoutingError: a router or a goto failed.
     """
     task = at.task
+    returned = without_managed(spec, returned)
     if isinstance(returned, Command) and returned.graph is not None:
         return _handed_off(at, node_in, returned)
     node_out, goto = interpret(spec, task, node_in, node_id, returned)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Generic, TypeVar
@@ -52,12 +53,7 @@ class RunResult(Generic[S]):
         """
         if key == INTERRUPT_KEY and self.questions:
             return list(self.questions)
-        state: Any = self.state
-        if isinstance(state, Mapping):
-            return state[key]
-        if isinstance(key, str) and not key.startswith("_") and hasattr(state, key):
-            return getattr(state, key)
-        raise KeyError(key)
+        return _readable(self.state)[key]
 
     def __contains__(self, key: object) -> bool:
         """Whether `result[key]` reads something."""
@@ -74,6 +70,16 @@ class RunResult(Generic[S]):
     def questions(self) -> tuple[Interrupt, ...]:
         """The pending interrupts that ask a question (`interrupt()` calls), not breakpoints."""
         return tuple(i for i in self.interrupts if i.kind == "interrupt")
+
+
+def _readable(state: Any) -> Mapping[str, Any]:
+    """A state as a mapping: itself, a dataclass's fields or a pydantic model's ({} for others)."""
+    if isinstance(state, Mapping):
+        return state
+    if dataclasses.is_dataclass(state):
+        return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    names = getattr(type(state), "model_fields", None)  # a pydantic model
+    return {name: getattr(state, name) for name in names} if isinstance(names, Mapping) else {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NotRequired, Required, Union
 
 from actorgraph._model.errors import GraphValidationError, InvalidUpdateError
+from actorgraph._model.managed import managed_kind
 
 __all__ = ["Schema"]
 
@@ -56,9 +57,13 @@ class Schema:
         hints = _hints(cls)
         self.annotations: dict[str, Any] = {}
         self.reducers: dict[str, Callable[[Any, Any], Any]] = {}
+        self.managed: dict[str, str] = {}  # key -> the managed value the engine fills (`managed.py`)
         marked: dict[str, bool] = {}  # key -> Required[...] (True) or NotRequired[...] (False)
         for key, hint in hints.items():
             if key.startswith("_") and self.kind != "typeddict":
+                continue
+            if (kind := managed_kind(_bare_annotated(hint))) is not None:
+                self.managed[key] = self._managed(key, kind)
                 continue
             bare, reducer, required = _unwrap(hint)
             self.annotations[key] = bare
@@ -67,6 +72,15 @@ class Schema:
             if required is not None:
                 marked[key] = required
         self.required = self._required(marked)
+
+    def _managed(self, key: str, kind: str) -> str:
+        if self.kind != "typeddict":
+            msg = (
+                f"{self.name}.{key} is a managed value ({kind}), which the engine fills in a TypedDict "
+                f"state only; a vertex of a {self.kind} state reads ctx.remaining_steps instead"
+            )
+            raise GraphValidationError(msg)
+        return kind
 
     def _required(self, marked: dict[str, bool]) -> frozenset[str]:
         if self.kind == "typeddict":
@@ -145,6 +159,9 @@ class Schema:
         return ([f"missing required key(s) {missing}"] if missing else []) + self._unknown(values)
 
     def _unknown(self, values: Mapping[str, Any]) -> list[str]:
+        managed = sorted(str(k) for k in values if k in self.managed)
+        if managed:
+            return [f"key(s) {managed} are filled by the engine for the vertices; leave them out"]
         unknown = sorted(str(k) for k in values if k not in self.annotations)
         return [f"unknown key(s) {unknown} ({self.name} has {sorted(self.annotations)})"] if unknown else []
 
@@ -260,6 +277,13 @@ def _kind(cls: Any, role: str) -> Kind:
         "leave it out to check nothing"
     )
     raise GraphValidationError(msg)
+
+
+def _bare_annotated(hint: Any) -> Any:
+    """`hint` without `Required[...]` / `NotRequired[...]` around it."""
+    while typing.get_origin(hint) in (Required, NotRequired):
+        hint = typing.get_args(hint)[0]
+    return hint
 
 
 def _unwrap(hint: Any) -> tuple[Any, Callable[[Any, Any], Any] | None, bool | None]:

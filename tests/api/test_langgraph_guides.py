@@ -12,12 +12,13 @@ breakpoint), in every way of streaming.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, TypedDict
+import dataclasses
+from typing import Any, NotRequired, TypedDict
 
 import pytest
 
 import actorgraph as ag
-from actorgraph import END, START, Command, Graph, interrupt
+from actorgraph import END, START, Command, Graph, IsLastStep, RemainingSteps, interrupt
 from actorgraph.checkpoint import MemoryCheckpointer
 
 Compile = Any
@@ -184,3 +185,93 @@ def test_what_actorgraph_does_not_read_from_a_config_is_refused_saying_where_it_
     graph = compile_graph(review_graph(), checkpointer=MemoryCheckpointer())
     with pytest.raises(ag.ConfigError, match=says):
         graph.invoke({"some_text": "t"}, config)
+
+
+# -- "How to return state before hitting the recursion limit" (RemainingSteps) ---------------------
+
+
+class LoopState(TypedDict):
+    value: str
+    action_result: NotRequired[str]  # the one-line difference: a key the first input does not give
+    remaining_steps: RemainingSteps
+
+
+def router(state: LoopState) -> str:
+    # Force the agent to end
+    if state["remaining_steps"] <= 2:
+        return END
+    if state["value"] == "end":
+        return END
+    return "action"
+
+
+def decision_node(state: LoopState) -> dict[str, Any]:
+    return {"value": "keep going!"}
+
+
+def action_node(state: LoopState) -> dict[str, Any]:
+    # Do your action here ...
+    return {"action_result": "what a great result!"}
+
+
+def loop_graph() -> Graph[LoopState]:
+    workflow: Graph[LoopState] = Graph(state=LoopState, returns="update")
+    workflow.add_vertex("decision", decision_node)
+    workflow.add_vertex("action", action_node)
+    workflow.add_edge(START, "decision")
+    workflow.add_conditional_edges("decision", router, ["action", END])
+    workflow.add_edge("action", "decision")
+    return workflow
+
+
+def test_a_loop_ends_itself_with_its_state_before_the_recursion_limit(compile_graph: Compile) -> None:
+    app = compile_graph(loop_graph(), checkpointer=MemoryCheckpointer())
+    result = app.invoke({"value": "hi!"}, {"recursion_limit": 25, "configurable": {"thread_id": "1"}})
+    assert result.state == {"value": "keep going!", "action_result": "what a great result!"}
+    assert result.step == 23  # decision ran with 24, 22, ..., 2 steps left: the last has 2
+    assert "remaining_steps" not in app.get_state("1").state  # filled for the vertices, never stored
+
+
+def test_the_vertices_see_the_steps_left_and_none_is_ever_stored(compile_graph: Compile) -> None:
+    seen: list[tuple[str, int | None]] = []
+
+    def counted(state: LoopState, ctx: ag.Context[Any]) -> dict[str, Any]:
+        seen.append((f"{state['remaining_steps']}", ctx.remaining_steps))
+        return {**state, "value": "x"}  # a whole state, given back with the managed key: dropped
+
+    g: Graph[LoopState] = Graph(state=LoopState)
+    g.add_vertex("loop", counted)
+    g.add_edge(START, "loop")
+    g.add_conditional_edges("loop", lambda s: END if s["remaining_steps"] == 0 else "loop", ["loop", END])
+    items = list(compile_graph(g).stream({"value": "v"}, recursion_limit=4, stream_mode="values"))
+    assert seen == [("3", 3), ("2", 2), ("1", 1), ("0", 0)]  # as LangGraph's: 0 in the last superstep
+    assert all("remaining_steps" not in item for item in items)
+
+
+def test_is_last_step_is_true_in_the_last_superstep_the_limit_allows(compile_graph: Compile) -> None:
+    class Last(TypedDict):
+        laps: int
+        is_last_step: IsLastStep
+
+    g: Graph[Last] = Graph(state=Last, returns="update")
+    g.add_vertex("lap", lambda s: {"laps": s["laps"] + 1})
+    g.add_edge(START, "lap")
+    g.add_conditional_edges("lap", lambda s: END if s["is_last_step"] else "lap", ["lap", END])
+    assert compile_graph(g).invoke({"laps": 0}, recursion_limit=3).state == {"laps": 3}
+
+
+def test_an_input_that_sets_a_managed_key_is_refused(compile_graph: Compile) -> None:
+    with pytest.raises(ag.InvalidUpdateError, match=r"\['remaining_steps'\] are filled by the engine"):
+        compile_graph(loop_graph()).invoke({"value": "v", "remaining_steps": 3})
+
+
+def test_remaining_steps_in_a_dataclass_state_is_refused_naming_ctx_remaining_steps() -> None:
+    @dataclasses.dataclass
+    class Steps:
+        value: str
+        remaining_steps: RemainingSteps = 0
+
+    g: Graph[Steps] = Graph(state=Steps)
+    g.add_vertex("a", lambda s: s).add_edge(START, "a").add_edge("a", END)
+    with pytest.raises(ag.GraphValidationError, match=r"Steps.remaining_steps .* reads ctx.remaining_steps"):
+        g.compile()

@@ -10,7 +10,7 @@ from actorgraph._api.files import load, load_string
 from actorgraph._api.graph import Graph
 from actorgraph._api.request import RunKeywords
 from actorgraph._build.options import VertexOptions
-from actorgraph._engine.context import Context, interrupt
+from actorgraph._engine.context import Context, StreamWriter, get_stream_writer, interrupt
 from actorgraph._model.errors import (
     ActorGraphError,
     AlreadyAnsweredError,
@@ -95,6 +95,7 @@ __all__ = [
     "Snapshot",
     "SqliteCache",
     "StoreError",
+    "StreamWriter",
     "StuckVertexWarning",
     "SuperstepState",
     "ThreadNotFoundError",
@@ -103,6 +104,7 @@ __all__ = [
     "VertexOptions",
     "VertexResult",
     "VertexTimeoutError",
+    "get_stream_writer",
     "interrupt",
     "load",
     "load_string",

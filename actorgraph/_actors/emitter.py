@@ -16,7 +16,7 @@ from typing import Any
 from actorgraph._actors.log import log, stdlib_logger
 from actorgraph._engine.context import MessagePiece
 from actorgraph._model.errors import VertexError
-from actorgraph._model.records import ErrorInfo, Task
+from actorgraph._model.records import NS, ErrorInfo, Task
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
@@ -84,9 +84,18 @@ class Emitter:
                 who = repr(listener)
                 log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
 
-    def nested(self, namespace: str) -> tuple[Listener, ...]:
-        """The listeners of this run, for a subgraph's run: its events carry `namespace`."""
-        return tuple(_Tagged(getattr(fn, "listener", fn), namespace) for fn, _ in self._listeners)
+    def task_hooks(self) -> dict[str, Any]:
+        """What the run's tasks speak through (`TaskEnv`): none unless a listener hears what vertices say."""
+        if not (self.wants(TaskStarted) or self.wants(Custom) or self.wants(MessageChunk)):
+            return {}
+        return {"listen": self.emit, "emit": self.custom, "messages": self.wants(MessageChunk)}
+
+    def nested(self, namespace: str, *, inline: bool = False) -> tuple[Listener, ...]:
+        """The listeners of this run, for a subgraph's run: its events carry `namespace`.
+
+        An `inline` run's (`GraphSpec.inline`) custom events carry this run's namespace instead.
+        """
+        return tuple(_Tagged(getattr(fn, "listener", fn), namespace, inline) for fn, _ in self._listeners)
 
     def custom(self, task: Task, payload: object) -> None:
         """What `ctx.emit(payload)` (and `ctx.stream_message`) does in a vertex of this run."""
@@ -100,15 +109,18 @@ class Emitter:
 class _Tagged:
     """A listener of a parent run, receiving a subgraph run's events tagged with its namespace."""
 
-    __slots__ = ("kinds", "listener", "namespace")
+    __slots__ = ("inline", "kinds", "listener", "namespace")
 
-    def __init__(self, listener: Listener, namespace: str) -> None:
+    def __init__(self, listener: Listener, namespace: str, inline: bool = False) -> None:
         self.listener = listener
         self.namespace = namespace
+        self.inline = inline  # custom events are the parent's (`Emitter.nested`)
         self.kinds = getattr(listener, "kinds", None)
 
     def __call__(self, event: Event) -> None:
-        self.listener(dataclasses.replace(event, namespace=self.namespace))
+        inline = self.inline and type(event) is Custom
+        namespace = self.namespace.rpartition(NS)[0] if inline else self.namespace
+        self.listener(dataclasses.replace(event, namespace=namespace))
 
     def __repr__(self) -> str:
         return f"{self.listener!r} (in {self.namespace})"

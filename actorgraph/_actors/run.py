@@ -48,17 +48,14 @@ from actorgraph._model.records import (
 )
 from actorgraph._model.results import RunResult
 from actorgraph.events import (
-    Custom,
     Interrupted,
     JoinWaiting,
-    MessageChunk,
     RetryScheduled,
     RunFinished,
     RunStarted,
     SuperstepCommitted,
     SuperstepStarted,
     TaskFinished,
-    TaskStarted,
 )
 
 __all__ = ["Run"]
@@ -89,9 +86,8 @@ class Run:
         self.recorder = setup.recorder
         self.events = Emitter(self.id, self.thread_id, setup.listeners)
         self.reporter = CheckpointReporter.of(self.events, self.spec, setup.recorder)  # None unless wanted
-        heard = self.events.wants(TaskStarted) or self.events.wants(Custom) or self.events.wants(MessageChunk)
-        listening: dict[str, Any] = {"listen": self.events.emit, "emit": self.events.custom} if heard else {}
-        self.env = dataclasses.replace(setup.env, nest=nest_for(self, launch.cancel), **listening)
+        hooks = self.events.task_hooks()  # the listeners that hear what vertices say, if any
+        self.env = dataclasses.replace(setup.env, nest=nest_for(self, launch.cancel), **hooks)
         self.launch = launch
         self.trace = run_trace(launch.trace, self.spec.name, setup)
         self.cancel_event = launch.cancel  # read on every dispatch and settle

@@ -226,7 +226,7 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         context=parent.env.context,
         recursion_limit=setup.recursion_limit,
         breakpoints=setup.breakpoints.inside(task.vertex, child),
-        listeners=parent.events.nested(namespace),
+        listeners=parent.events.nested(namespace, inline=child.spec.inline),
         answers=answers,
         memory=parent.env.store,
         cache=parent.env.cache,

@@ -141,7 +141,7 @@ def _nested_request(
         thread_id=thread_id,
         namespace=namespace,
         durability=nest.durability,
-        listeners=(*request.listeners, *nest.listeners(namespace)),
+        listeners=(*request.listeners, *nest.listeners(namespace, inline=settings.spec.inline)),
         context=request.context if request.context is not None else nest.context,
         store=request.store if request.store is not None else nest.store,
         cache=request.cache if request.cache is not None else nest.cache,

@@ -75,6 +75,8 @@ class _Router:
 class GraphBuilder(Generic[S]):
     """The declarations of a graph, before it is compiled."""
 
+    inline: bool = False  # its runs stream their custom data as the task running them's (`GraphSpec`)
+
     def __init__(  # noqa: PLR0913 - the graph's options, all keyword-only
         self,
         merge: Merge | None = None,

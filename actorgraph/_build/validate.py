@@ -61,6 +61,7 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
         deferred=frozenset(name for name, v in vertices.items() if v.defer),
         input_schema=inputs,
         output_schema=outputs,
+        inline=graph.inline,
     )
 
 

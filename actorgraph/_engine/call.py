@@ -86,6 +86,7 @@ class Call:
         store: the graph's `compile(store=...)` object (`ctx.store`), or None; it
             travels with the call (a SQL store reconnects in the other process).
         remaining_steps: how many more supersteps the run may start after this one, or None.
+        messages: someone listens to `stream(mode="messages")` (`Context.streams_messages`).
     """
 
     vertex: str
@@ -100,6 +101,7 @@ class Call:
     line: str | None = None
     store: Any = None
     remaining_steps: int | None = None
+    messages: bool = False
 
     def context_for(self, emit: Callable[[Any], None] | None) -> Context[Any]:
         """The `ctx` the vertex is given."""
@@ -114,6 +116,7 @@ class Call:
             emit=emit,
             store=self.store,
             remaining_steps=self.remaining_steps,
+            streams_messages=self.messages,
         )
 
 
@@ -263,6 +266,7 @@ def _scope(ctx: Context[Any], resumes: tuple[Any, ...], line: str | None) -> Tas
         task_id=ctx.task_id,
         vertex=ctx.vertex,
         resumes=resumes,
+        writer=ctx.emit,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from actorgraph._model.errors import ActorGraphError, ConfigError
 from actorgraph._model.records import Interrupt
@@ -14,7 +14,9 @@ __all__ = [
     "Context",
     "InterruptSignal",
     "MessagePiece",
+    "StreamWriter",
     "chunk_of",
+    "get_stream_writer",
     "interrupt",
     "interrupt_id",
     "is_interrupt_id",
@@ -40,6 +42,9 @@ class Context(Generic[C]):
         remaining_steps: how many more supersteps the run may start after this
             one before its recursion limit (0 in the last), as LangGraph's
             `RemainingSteps`; None outside a run.
+        streams_messages: someone listens to the message pieces vertices stream
+            (`stream(mode="messages")`): a vertex calling a model streams it then
+            (`stream_message`), and calls it plainly otherwise, as LangGraph's agents do.
     """
 
     __slots__ = (
@@ -50,6 +55,7 @@ class Context(Generic[C]):
         "remaining_steps",
         "step",
         "store",
+        "streams_messages",
         "task_id",
         "thread_id",
         "value",
@@ -69,6 +75,7 @@ class Context(Generic[C]):
         emit: Callable[[Any], None] | None,
         store: Any = None,
         remaining_steps: int | None = None,
+        streams_messages: bool = False,
     ) -> None:
         self.step = step
         self.attempt = attempt
@@ -81,6 +88,7 @@ class Context(Generic[C]):
         self._message_id: str | None = None
         self.store = store
         self.remaining_steps = remaining_steps
+        self.streams_messages = streams_messages
 
     def rebind(self, *, attempt: int, emit: Callable[[Any], None] | None, context: Any, store: Any) -> None:
         """Carry on as another attempt of the task (a live vertex taken over by its resumed run)."""
@@ -175,7 +183,18 @@ class NestedPause(BaseException):
 class TaskScope:
     """Per-task bookkeeping for `interrupt()` (one per attempt)."""
 
-    __slots__ = ("count", "line", "live", "pending", "resumes", "step", "task_id", "thread_id", "vertex")
+    __slots__ = (
+        "count",
+        "line",
+        "live",
+        "pending",
+        "resumes",
+        "step",
+        "task_id",
+        "thread_id",
+        "vertex",
+        "writer",
+    )
 
     def __init__(  # noqa: PLR0913 - where the task is, and what it was answered
         self,
@@ -187,6 +206,7 @@ class TaskScope:
         vertex: str,
         resumes: tuple[Any, ...],
         live: Callable[[Interrupt, TaskScope], Any] | None = None,
+        writer: Callable[[Any], None] | None = None,
     ) -> None:
         self.thread_id = thread_id
         self.line = line
@@ -197,12 +217,35 @@ class TaskScope:
         self.count = 0
         self.pending: Interrupt | None = None
         self.live = live  # waits in the actor for the answer (`_engine/live.py`), or None
+        self.writer = writer  # the task's `ctx.emit`, for `get_stream_writer()`
 
 
 current_scope: ContextVar[TaskScope | None] = ContextVar("actorgraph_task", default=None)
 
 current_nest: ContextVar[Any] = ContextVar("actorgraph_nest", default=None)
 """The running task attempt's `NestFrame` (`_engine/nesting.py`), on the thread backend; else None."""
+
+
+StreamWriter: TypeAlias = Callable[[Any], None]
+"""What `get_stream_writer()` returns and an `@entrypoint` function's `writer` is: `writer(payload)`."""
+
+
+def get_stream_writer() -> StreamWriter:
+    """The running task's writer of custom stream data, as LangGraph's: `get_stream_writer()(payload)`.
+
+    Works wherever vertex code runs: in a vertex function (as `ctx.emit`), in a
+    tool that a `ToolNode` runs, in an `@entrypoint` function and in a `@task`
+    call. What it writes reaches `stream(mode="custom")` and the listeners as
+    `Custom` events, as the task that runs the tool or the task call; outside a
+    run it writes nowhere.
+    """
+    scope = current_scope.get()
+    writer = scope.writer if scope is not None else None
+    return writer if writer is not None else _written_nowhere
+
+
+def _written_nowhere(payload: Any) -> None:
+    """The writer outside a run: nobody streams it."""
 
 
 _ID_PREFIX = "int-"

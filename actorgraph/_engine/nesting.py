@@ -76,7 +76,7 @@ class Nest:
     thread_id: str | None
     namespace: str
     origin: str
-    listeners: Callable[[str], tuple[Any, ...]]
+    listeners: Callable[..., tuple[Any, ...]]
     context: Any
     recursion_limit: int
     cancelled: Callable[[Callable[[], None]], Callable[[], None]]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import inspect
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -265,8 +266,19 @@ def _unresolvable(cls: type, error: Exception) -> tuple[str, Exception]:
     return "?", error
 
 
-def _kind(cls: Any, role: str) -> Kind:
+def is_typeddict(cls: Any) -> bool:
+    """Whether `cls` is a TypedDict class, `typing`'s or `typing_extensions`' (LangGraph's guides use both).
+
+    `typing_extensions` is never imported here: a class made with it exists only once it was.
+    """
     if typing.is_typeddict(cls):
+        return True
+    extensions = sys.modules.get("typing_extensions")
+    return extensions is not None and bool(extensions.is_typeddict(cls))
+
+
+def _kind(cls: Any, role: str) -> Kind:
+    if is_typeddict(cls):
         return "typeddict"
     if isinstance(cls, type) and dataclasses.is_dataclass(cls):
         return "dataclass"
@@ -319,7 +331,7 @@ def fits(value: Any, hint: Any) -> bool:  # noqa: C901 - one case per kind of an
         return callable(value)
     if isinstance(origin, type):
         return isinstance(value, origin)
-    if typing.is_typeddict(hint):
+    if is_typeddict(hint):
         return isinstance(value, Mapping)
     supertype = getattr(hint, "__supertype__", None)  # NewType
     if supertype is not None:

@@ -132,6 +132,9 @@ class GraphSpec:
         deferred: the vertices added with `defer=True` (their messages wait while others run).
         input_schema: what a run's input must fit (`Graph(input=...)`), or None: the state schema.
         output_schema: the keys a run's result holds (`Graph(output=...)`), or None: all of them.
+        inline: its runs are part of the task that runs them (a `ToolNode`'s tool calls, a
+            `@task` call): what their vertices write with `get_stream_writer()` streams as
+            that task's, not a subgraph's.
     """
 
     name: str
@@ -145,6 +148,7 @@ class GraphSpec:
     deferred: frozenset[str] = frozenset()
     input_schema: Schema | None = None
     output_schema: Schema | None = None
+    inline: bool = False
 
     def checked(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` checked against the schema (and given its type); unchanged without one.

@@ -28,6 +28,8 @@ from actorgraph.func._task import close_task_graphs, quiet_compile
 __all__ = ["Entrypoint", "entrypoint"]
 
 T = TypeVar("T")
+Modes = str | Sequence[str] | None
+_INJECTED = ("previous", "store", "writer", "context", "config")  # parameters the function may declare
 _open = [0]  # entrypoints open in this process; the task graphs close with the last
 
 
@@ -53,14 +55,20 @@ class _Call:
             msg = f"@entrypoint cannot run the generator function {fn.__name__!r}: return a value"
             raise ConfigError(msg)
         params = inspect.signature(fn).parameters
-        self.wants = {name for name in ("previous", "store") if name in params}
+        self.wants = {name for name in _INJECTED if name in params}
         first = next(iter(params.values()), None)
         if first is None or first.name in self.wants:
             msg = f"entrypoint {fn.__name__!r} must take its input as its first parameter"
             raise ConfigError(msg)
 
     def arguments(self, state: dict[str, Any], ctx: Context[Any]) -> dict[str, Any]:
-        given = {"previous": state.get("save"), "store": ctx.store}
+        given = {
+            "previous": state.get("save"),
+            "store": ctx.store,
+            "writer": ctx.emit,  # LangGraph's injected StreamWriter
+            "context": ctx.context,
+            "config": {"configurable": {"thread_id": ctx.thread_id}},
+        }
         return {k: v for k, v in given.items() if k in self.wants}
 
     @staticmethod
@@ -83,6 +91,11 @@ def _vertex(fn: Callable[..., Any]) -> Callable[..., Any]:
         return call.outcome(state, fn(state["input"], **call.arguments(state, ctx)))
 
     return run
+
+
+def _mode(mode: Modes, run: dict[str, Any]) -> Modes:
+    """An entrypoint's stream mode: "updates" unless `mode=` or LangGraph's `stream_mode=` says."""
+    return mode if mode is not None or run.get("stream_mode") is not None else "updates"
 
 
 def _given(value: Any) -> Any:
@@ -139,7 +152,7 @@ class Entrypoint(Generic[T]):
     def __repr__(self) -> str:
         return f"entrypoint({self.name!r})"
 
-    def invoke(self, input: Any, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
+    def invoke(self, input: Any, config: Any = None, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
         """Run the function (or continue it: `None`, `Command(resume=...)`), as `CompiledGraph.invoke`.
 
         Returns:
@@ -151,7 +164,7 @@ class Entrypoint(Generic[T]):
             VertexError: the function failed.
         """
         try:
-            return _returned(self.graph.invoke(_given(input), **run))
+            return _returned(self.graph.invoke(_given(input), config, **run))
         except VertexError as exc:
             raise _resume_error(exc) or exc from None
 
@@ -159,20 +172,27 @@ class Entrypoint(Generic[T]):
         """Start a run and return its handle at once; `handle.result()` is what `invoke` returns."""
         return EntrypointHandle(self.graph.start(_given(input), **run))
 
-    def stream(self, input: Any, *, mode: str | Sequence[str] = "updates", **run: Any) -> Iterator[Any]:  # noqa: A002
-        """Stream the run as `CompiledGraph.stream` does (default `"updates"`)."""
-        return self.graph.stream(_given(input), mode=mode, **run)
+    def stream(self, input: Any, config: Any = None, *, mode: Modes = None, **run: Any) -> Iterator[Any]:  # noqa: A002
+        """Stream the run as `CompiledGraph.stream` does (default `"updates"`, or `stream_mode=`)."""
+        return self.graph.stream(_given(input), config, mode=_mode(mode, run), **run)
 
-    async def ainvoke(self, input: Any, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
+    async def ainvoke(self, input: Any, config: Any = None, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
         """`invoke`, awaited."""
         try:
-            return _returned(await self.graph.ainvoke(_given(input), **run))
+            return _returned(await self.graph.ainvoke(_given(input), config, **run))
         except VertexError as exc:
             raise _resume_error(exc) or exc from None
 
-    def astream(self, input: Any, *, mode: str | Sequence[str] = "updates", **run: Any) -> AsyncIterator[Any]:  # noqa: A002
+    def astream(
+        self,
+        input: Any,  # noqa: A002 - LangGraph's name for it
+        config: Any = None,
+        *,
+        mode: Modes = None,
+        **run: Any,
+    ) -> AsyncIterator[Any]:
         """`stream`, asynchronously."""
-        return self.graph.astream(_given(input), mode=mode, **run)
+        return self.graph.astream(_given(input), config, mode=_mode(mode, run), **run)
 
     def get_state(self, thread_id: str, **options: Any) -> Snapshot[Any]:
         """The thread's snapshot (its `state` is `{"input", "output", "save"}`), as `get_state`."""
@@ -238,7 +258,9 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
 
     The function takes its input as its first parameter, and may declare
     `previous` (what the thread's last run returned, or saved with
-    `entrypoint.final(value=..., save=...)`) and `store` (the `store=`). Inside
+    `entrypoint.final(value=..., save=...)`), `store` (the `store=`), `writer`
+    (sends custom stream data, as `get_stream_writer()`), `context` (the run's
+    `context=`) and `config` (`{"configurable": {"thread_id": ...}}`). Inside
     it, `@task` calls run in parallel and are recorded; `interrupt()` asks a
     person. Runs with a checkpointer need a `thread_id`.
     """

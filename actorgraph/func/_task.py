@@ -193,6 +193,7 @@ class TaskFunction(Generic[T]):
     def _graph_of(self) -> Graph[Any]:
         """START -> the task's vertex -> END (`add_vertex` refuses options it cannot use)."""
         g: Graph[Any] = Graph(name=self.name, returns="state")
+        g.inline = True  # its get_stream_writer() streams as the entrypoint's, as LangGraph's tasks do
         options = {k: v for k, v in self.options.items() if v is not None}
         g.add_vertex(self.name, _call_of(self.fn), **options)
         g.add_edge(START, self.name)

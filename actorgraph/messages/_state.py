@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeAlias, TypedDict
+from typing import Annotated, Any, TypeAlias
 
 from actorgraph.messages._reducer import add_messages
+
+try:  # pydantic reads typing_extensions' TypedDict on Python 3.11 too (langchain-core's @tool with state)
+    from typing_extensions import TypedDict
+except ImportError:  # pragma: no cover - typing_extensions comes with pydantic, langchain-core and mypy
+    from typing import TypedDict
 
 __all__ = ["AnyMessage", "MessagesState"]
 

@@ -21,7 +21,9 @@ from actorgraph._model.records import END, START, Send
 from actorgraph._model.schema import Schema
 from actorgraph.merge import append, by_key
 from actorgraph.messages import last_message, tool_calls_of, tool_message
-from actorgraph.prebuilt._tools import InjectedState, Tool, ToolCallError, as_tool, result_text, tool_names
+from actorgraph.messages._coerce import is_langchain
+from actorgraph.prebuilt._outputs import combined, outcome_of
+from actorgraph.prebuilt._tools import InjectedState, Tool, ToolCallError, as_tool, tool_names
 
 __all__ = ["ToolNode", "tools_condition"]
 
@@ -62,15 +64,17 @@ class ToolNode:
         *,
         handle_tool_errors: ErrorHandling = True,
         messages_key: str = "messages",
+        name: str = "tools",
     ) -> None:
         """Read the tools.
 
         Args:
             tools: Python functions (name, docstring and type hints make the tool)
-                or langchain-core tools.
+                or langchain-core tools. A tool may return a `Command` (see `_outputs.py`).
             handle_tool_errors: True (the error's text becomes the tool message),
                 a fixed message, a function `error -> message`, or False (the vertex fails).
             messages_key: the state key holding the conversation.
+            name: the vertex's name when added as `add_vertex(tool_node)`.
 
         Raises:
             ConfigError: a tool that is not one, or two tools of one name.
@@ -86,6 +90,7 @@ class ToolNode:
             raise ConfigError(msg)
         self.handle_tool_errors = handle_tool_errors
         self.messages_key = messages_key
+        self.name = name
         self._wants_state = any(  # only then does each call's task carry the state
             m is InjectedState or isinstance(m, InjectedState)
             for t in self.tools.values()
@@ -102,7 +107,9 @@ class ToolNode:
     # -- one call ------------------------------------------------------------------------------
 
     def run_call(self, call: Mapping[str, Any], *, state: Any = None, store: Any = None) -> dict[str, Any]:
-        """Run one tool call and return its tool message (errors raise; see `error_message`).
+        """Run one tool call and return its tool message, or its `Command` as a record (see `_outputs.py`).
+
+        Errors raise (see `error_message`).
 
         An `async def` tool runs to its end on an event loop of its own here; in
         a graph, its task awaits it on the vertex actor's loop.
@@ -129,7 +136,7 @@ class ToolNode:
         result = tool.call(args, state=state, store=store, call_id=call_id)
         if inspect.isawaitable(result):
             return _message_when_done(result, call_id, tool.name)
-        return tool_message(result_text(result), call_id, tool.name)
+        return outcome_of(result, call_id, tool.name)
 
     def error_message(self, call: Mapping[str, Any], error: BaseException) -> dict[str, Any]:
         """The tool message that reports `error` to the model (by `handle_tool_errors`)."""
@@ -145,30 +152,40 @@ class ToolNode:
 
     # -- outside a graph -------------------------------------------------------------------------
 
-    def invoke(self, state: Any, *, store: Any = None) -> dict[str, Any]:
+    def invoke(self, state: Any, *, store: Any = None) -> Any:
         """Run the calls of `state`'s last message (or of `state`, a list of calls) in turn, outside a graph.
 
         Returns:
-            `{messages_key: [tool message, ...]}`.
+            `{messages_key: [tool message, ...]}`, or the `Command` the vertex would
+            return when tools returned `Command`s.
         """
-        messages = []
+        outcomes = []
         for call in self._calls(state):
             try:
-                messages.append(self.run_call(call, state=state, store=store))
+                outcomes.append(self.run_call(call, state=state, store=store))
             except Exception as exc:
                 if self.handle_tool_errors is False:
                     raise
-                messages.append(self.error_message(call, exc))
-        return {self.messages_key: messages}
+                outcomes.append(self.error_message(call, exc))
+        return combined(outcomes, self.messages_key, objects=self._objects(state))
 
     __call__ = invoke
 
     def _calls(self, state: Any) -> list[dict[str, Any]]:
         if isinstance(state, list) and state and all(map(_is_call, state)):  # the tool calls themselves
             return [dict(call) for call in state]
-        messages = state.get(self.messages_key, []) if isinstance(state, Mapping) else state
-        last = last_message(messages)
+        last = self._asking(state)
         return tool_calls_of(last) if last is not None else []
+
+    def _asking(self, state: Any) -> Any:
+        """The message whose tool calls run (the conversation's last), or None for a list of calls."""
+        if isinstance(state, list) and state and all(map(_is_call, state)):
+            return None
+        return last_message(state.get(self.messages_key, []) if isinstance(state, Mapping) else state)
+
+    def _objects(self, state: Any) -> bool:
+        """Whether the conversation holds langchain-core messages, so the messages added are too."""
+        return is_langchain(self._asking(state))
 
     # -- inside a graph: a subgraph of one task per call -----------------------------------------
 
@@ -193,6 +210,7 @@ class ToolNode:
             retry=inner_options.pop("retry", None) or graph.retry or None,
             returns="state",
         )
+        inner.inline = True  # a tool's get_stream_writer() streams as this vertex's, not a subgraph's
         inner.add_vertex(_CALL, self._task, **inner_options)
         inner.add_conditional_edges(START, self._fan_out, {_CALL: _CALL, END: END})
         inner.add_edge(_CALL, END)
@@ -217,13 +235,13 @@ class ToolNode:
             raise GraphValidationError(msg)
 
     def _input(self, state: Any) -> dict[str, Any]:
-        inner: dict[str, Any] = {"results": [], "calls": self._calls(state)}
+        inner: dict[str, Any] = {"results": [], "calls": self._calls(state), "objects": self._objects(state)}
         if self._wants_state:
             inner["state"] = state
         return inner
 
-    def _output(self, final: Mapping[str, Any]) -> dict[str, Any]:
-        return {self.messages_key: list(final["results"])}
+    def _output(self, final: Mapping[str, Any]) -> Any:
+        return combined(list(final["results"]), self.messages_key, objects=bool(final.get("objects")))
 
     def _fan_out(self, inner: Mapping[str, Any]) -> Sequence[Send] | str:
         calls = inner["calls"]
@@ -253,7 +271,7 @@ async def _awaited(message: Awaitable[dict[str, Any]]) -> dict[str, Any]:
 
 
 async def _message_when_done(result: Awaitable[Any], call_id: str, name: str) -> dict[str, Any]:
-    return tool_message(result_text(await result), call_id, name)
+    return outcome_of(await result, call_id, name)
 
 
 async def _results_when_done(inner: dict[str, Any], message: Awaitable[dict[str, Any]]) -> dict[str, Any]:

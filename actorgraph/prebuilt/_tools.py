@@ -9,6 +9,7 @@ engine and hidden from the schema the model sees.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import types
@@ -62,7 +63,10 @@ class InjectedToolCallId:
 
 
 def _injection(hint: Any) -> Any:
-    """The injection marker an `Annotated[...]` hint carries (the class or an instance), or None."""
+    """The injection marker an `Annotated[...]` hint carries (the class or an instance), or None.
+
+    langchain-core's `InjectedToolCallId` is read as ours (it is the same marker).
+    """
     if typing.get_origin(hint) is not typing.Annotated:
         return None
     for meta in hint.__metadata__:
@@ -70,6 +74,9 @@ def _injection(hint: Any) -> Any:
             return meta
         if isinstance(meta, (InjectedStore, InjectedToolCallId)):  # written `InjectedStore()`, as LangGraph's
             return type(meta)
+        kind = meta if isinstance(meta, type) else type(meta)
+        if kind.__name__ == "InjectedToolCallId" and kind.__module__.startswith("langchain_core"):
+            return InjectedToolCallId
     return None
 
 
@@ -132,6 +139,8 @@ class Tool:
         required: the parameters without a default.
         injected: parameter -> its injection marker.
         native: True for a langchain-core tool (called with `invoke(args)`).
+        return_direct: the agent ends after calling it, its result the answer
+            (langchain-core's `@tool(return_direct=True)`).
     """
 
     name: str
@@ -142,6 +151,7 @@ class Tool:
     required: frozenset[str] = frozenset()
     injected: Mapping[str, Any] = field(default_factory=dict)
     native: bool = False
+    return_direct: bool = False
 
     def spec(self) -> dict[str, Any]:
         """The tool as a model is told about it: `{"name", "description", "parameters"}`."""
@@ -204,6 +214,28 @@ class Tool:
 
 
 def _native(obj: Any) -> Tool:
+    """A langchain-core tool: called with `invoke(args)`, or through its function when it takes injected ones.
+
+    A tool whose function takes injected arguments (the state, the store, the call's
+    id: LangGraph's hand-off tools) is called through that function, as a function
+    tool is, so what it returns (a `Command`) reaches the `ToolNode` as it is;
+    langchain-core would turn it into a message's text.
+    """
+    fn = getattr(obj, "func", None) or getattr(obj, "coroutine", None)
+    hidden = [] if callable(fn) else _hidden_arguments(obj)
+    if hidden:
+        msg = (
+            f"tool {obj.name!r} takes arguments langchain-core injects ({', '.join(hidden)}), "
+            "which it gives only when the tool is invoked with the whole tool call, and then it turns what "
+            "the tool returns (a Command) into text; make it a function with @tool, which a ToolNode "
+            "calls with the injected arguments itself"
+        )
+        raise ConfigError(msg)
+    if callable(fn) and _takes_injected(fn):
+        made = as_tool(fn)
+        described = str(obj.description or made.description)
+        direct = bool(getattr(obj, "return_direct", False))
+        return dataclasses.replace(made, name=str(obj.name), description=described, return_direct=direct)
     schema = getattr(obj, "tool_call_schema", None)
     try:
         parameters = schema.model_json_schema() if schema is not None else {}
@@ -211,7 +243,25 @@ def _native(obj: Any) -> Tool:
         parameters = {}
     parameters.pop("title", None)
     parameters.pop("description", None)
-    return Tool(str(obj.name), str(obj.description or ""), parameters, obj, native=True)
+    direct = bool(getattr(obj, "return_direct", False))
+    return Tool(str(obj.name), str(obj.description or ""), parameters, obj, native=True, return_direct=direct)
+
+
+def _hidden_arguments(obj: Any) -> list[str]:
+    """The arguments of a langchain-core tool that the model does not give (injected ones)."""
+    try:
+        given = set(obj.tool_call_schema.model_json_schema().get("properties", {}))
+        return sorted(set(obj.get_input_schema().model_json_schema().get("properties", {})) - given)
+    except Exception:  # noqa: BLE001 - a tool that cannot describe its arguments hides none we know of
+        return []
+
+
+def _takes_injected(fn: Any) -> bool:
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # noqa: BLE001 - hints that cannot be read: the tool is called as langchain-core's
+        return False
+    return any(_injection(hint) is not None for hint in hints.values())
 
 
 def as_tool(obj: Any) -> Tool:

@@ -18,7 +18,7 @@ from typing import Any, NotRequired, TypedDict
 import pytest
 
 import actorgraph as ag
-from actorgraph import END, START, Command, Graph, IsLastStep, RemainingSteps, interrupt
+from actorgraph import END, START, Command, Graph, IsLastStep, RemainingSteps, get_stream_writer, interrupt
 from actorgraph.checkpoint import MemoryCheckpointer
 
 Compile = Any
@@ -275,3 +275,35 @@ def test_remaining_steps_in_a_dataclass_state_is_refused_naming_ctx_remaining_st
     g.add_vertex("a", lambda s: s).add_edge(START, "a").add_edge("a", END)
     with pytest.raises(ag.GraphValidationError, match=r"Steps.remaining_steps .* reads ctx.remaining_steps"):
         g.compile()
+
+
+# -- "How to stream custom data" (get_stream_writer) -----------------------------------------------
+
+
+class Answer(TypedDict):
+    query: str
+    answer: NotRequired[str]
+
+
+def node(state: Answer) -> dict[str, Any]:
+    writer = get_stream_writer()
+    writer({"custom_key": "Generating custom data inside node"})
+    return {"answer": "some data"}
+
+
+def test_a_vertex_streams_custom_data_with_get_stream_writer(compile_graph: Compile) -> None:
+    builder: Graph[Answer] = Graph(state=Answer, returns="update")
+    builder.add_vertex(node).add_edge(START, "node").add_edge("node", END)
+    graph = compile_graph(builder)
+    inputs = {"query": "example"}
+    assert list(graph.stream(inputs, stream_mode="custom")) == [
+        {"custom_key": "Generating custom data inside node"}
+    ]
+    assert [mode for mode, _ in graph.stream(inputs, stream_mode=["custom", "updates"])] == [
+        "custom",
+        "updates",
+    ]
+
+
+def test_get_stream_writer_outside_a_run_writes_nowhere() -> None:
+    get_stream_writer()({"nobody": "listens"})

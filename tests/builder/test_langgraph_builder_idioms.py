@@ -8,9 +8,10 @@ Each graph is the guide's, with the one-line change `from-langgraph.md` names
 """
 
 import random
-from typing import Any, Literal, TypedDict
+from typing import Any
 
 import pytest
+from typing_extensions import Literal, TypedDict  # noqa: UP035 - as the guide imports them
 
 import actorgraph as ag
 from actorgraph import END, START, Command, Graph

@@ -6,6 +6,7 @@ The model is a plain function that plans its replies; swap in any chat model
 with `.invoke(messages)` (a langchain-core chat model works as it is).
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 from typing import Any
@@ -15,6 +16,8 @@ from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.messages import MessagesState, content_of, role_of
 from actorgraph.prebuilt import ToolNode, create_react_agent, tools_condition
 from actorgraph.testing import ScriptedModel
+
+# --8<-- [end:imports]
 
 
 # --8<-- [start:tools]

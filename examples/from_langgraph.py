@@ -3,6 +3,7 @@
 Run it: python examples/from_langgraph.py
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 import operator
@@ -11,6 +12,8 @@ from typing import Annotated, Any, TypedDict
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.merge import append, by_key
+
+# --8<-- [end:imports]
 
 
 # --8<-- [start:state]
@@ -86,35 +89,44 @@ def whole_state_graph() -> ag.Graph[dict[str, Any]]:
 
 def main() -> None:
     # --8<-- [start:run]
-    with build().compile(checkpointer=MemoryCheckpointer()) as app:
-        question = {"messages": [{"role": "user", "content": "What is 6 times 7?"}]}
-        paused = app.invoke(question, thread_id="chat-1")  # config={"configurable": ...}
-        print(f"{paused.status}: {paused.interrupts[0].value}")
-        for update in app.stream(ag.Command(resume="allow"), thread_id="chat-1", mode="updates"):
-            print(f"update from {list(update)}")  # {task_id: its new state}
-        final = app.get_state("chat-1")
-        print(f"{final.status}: {final.state['messages'][-1]['content']}")
-        steps = [(snap.step, snap.next) for snap in app.get_history("chat-1")]  # get_state_history
-        # the thread remembers: the next input is an update to its last state
-        thanks = app.invoke({"messages": [{"role": "user", "content": "Thanks!"}]}, thread_id="chat-1")
-        print(f"second turn sees {len(thanks.state['messages']) - 1} earlier messages")
-        # --8<-- [end:run]
-        assert paused.status == "interrupted"
-        assert final.state["messages"][-1]["content"] == "The answer is 42."
-        assert len(final.state["messages"]) == 4
-        assert steps[0] == (3, ())
-        assert len(thanks.state["messages"]) == 6
-        # --8<-- [start:update-state]
-        # paused before `tools` again; this time a person writes the tool's answer instead
-        app.invoke(question, thread_id="chat-2")
-        by_hand = {"role": "tool", "content": "54"}
-        app.update_state("chat-2", {"messages": [by_hand]}, as_vertex="tools")  # an update, as in LangGraph
-        print(f"after update_state: next={app.get_state('chat-2').next}")  # the interrupt is gone
-        answered = app.invoke(None, thread_id="chat-2")
-        print(f"answered: {answered.state['messages'][-1]['content']}")
-        # --8<-- [end:update-state]
-        assert app.get_history("chat-2")[1].source == "update"
-        assert answered.state["messages"][-1]["content"] == "The answer is 54."
+    app = build().compile(checkpointer=MemoryCheckpointer())
+    question = {"messages": [{"role": "user", "content": "What is 6 times 7?"}]}
+    paused = app.invoke(question, thread_id="chat-1")  # config={"configurable": ...}
+    print(f"{paused.status}: {paused.interrupts[0].value}")
+    for update in app.stream(ag.Command(resume="allow"), thread_id="chat-1", mode="updates"):
+        print(f"update from {list(update)}")  # {task_id: its new state}
+    final = app.get_state("chat-1")
+    print(f"{final.status}: {final.state['messages'][-1]['content']}")
+    steps = [(snap.step, snap.next) for snap in app.get_history("chat-1")]  # get_state_history
+    # the thread remembers: the next input is an update to its last state
+    thanks = app.invoke({"messages": [{"role": "user", "content": "Thanks!"}]}, thread_id="chat-1")
+    print(f"second turn sees {len(thanks.state['messages']) - 1} earlier messages")
+    # --8<-- [end:run]
+    assert paused.status == "interrupted"
+    assert final.state["messages"][-1]["content"] == "The answer is 42."
+    assert len(final.state["messages"]) == 4
+    assert steps[0] == (3, ())
+    assert len(thanks.state["messages"]) == 6
+    # --8<-- [start:update-state]
+    # paused before `tools` again; this time a person writes the tool's answer instead
+    app.invoke(question, thread_id="chat-2")
+    by_hand = {"role": "tool", "content": "54"}
+    app.update_state("chat-2", {"messages": [by_hand]}, as_vertex="tools")  # an update, as in LangGraph
+    print(f"after update_state: next={app.get_state('chat-2').next}")  # the interrupt is gone
+    answered = app.invoke(None, thread_id="chat-2")
+    print(f"answered: {answered.state['messages'][-1]['content']}")
+    # --8<-- [end:update-state]
+    assert app.get_history("chat-2")[1].source == "update"
+    assert answered.state["messages"][-1]["content"] == "The answer is 54."
+    # --8<-- [start:spellings]
+    config = {"configurable": {"thread_id": "chat-3"}, "recursion_limit": 25}  # LangGraph's, as it is
+    for chunk in app.stream(question, config, stream_mode="updates"):
+        print(f"chunk: {list(chunk)}")  # the last one says that the run paused
+    result = app.invoke(ag.Command(resume="allow"), config)
+    print(f"result['messages']: {len(result['messages'])} messages")  # reads result.state
+    app.close()  # stops the graph's actors (or: with build().compile(...) as app:)
+    # --8<-- [end:spellings]
+    assert result.status == "done"
     with whole_state_graph().compile() as plain:
         assert plain.invoke({"messages": []}).state == {
             "messages": [{"role": "assistant", "content": "hello"}]

@@ -8,6 +8,7 @@ researcher directly when its facts are too thin; the supervisor decides the rest
 Run it: python examples/supervisor.py
 """
 
+# --8<-- [start:imports]
 from __future__ import annotations
 
 from typing import Any
@@ -15,6 +16,8 @@ from typing import Any
 import actorgraph as ag
 from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.merge import append, by_key
+
+# --8<-- [end:imports]
 
 State = dict[str, Any]
 

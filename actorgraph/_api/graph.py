@@ -41,6 +41,8 @@ class Graph(GraphBuilder[S]):
 
     Example:
         ```python
+        from actorgraph import END, START, Graph
+
         g = Graph()
         g.add_vertex("inc", lambda s: {"n": s["n"] + 1})
         g.add_edge(START, "inc")

@@ -5,14 +5,16 @@ from actorgraph.func import entrypoint, task
 from actorgraph.checkpoint import MemoryCheckpointer
 
 @task
-def fetch(url: str) -> str: ...
+def fetch(url: str) -> str:
+    return f"<page {url}>"
 
 @entrypoint(checkpointer=MemoryCheckpointer())
 def summarize(urls: list[str]) -> str:
     pages = [fetch(u) for u in urls]          # in parallel, each call recorded
     return " ".join(p.result() for p in pages)
 
-summarize.invoke(["a", "b"], thread_id="t1").state
+with summarize:
+    assert summarize.invoke(["a", "b"], thread_id="t1").state == "<page a> <page b>"
 ```
 
 An entrypoint's run is a run of a one-vertex graph; its task calls nest in

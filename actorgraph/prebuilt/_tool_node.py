@@ -49,12 +49,28 @@ class ToolNode:
 
     Example:
         ```python
+        from actorgraph import START, Graph, RetryPolicy
+        from actorgraph.messages import MessagesState
+        from actorgraph.prebuilt import ToolNode, tools_condition
+
+        def add(a: int, b: int) -> int:  # its docstring would tell the model what it does
+            return a + b
+
+        def call_model(state):  # a stand-in for a model: ask for add(2, 3), then say its result
+            last = state["messages"][-1]
+            if last["role"] == "tool":
+                return {"messages": [{"role": "assistant", "content": f"2 + 3 = {last['content']}"}]}
+            call = {"id": "c1", "name": "add", "args": {"a": 2, "b": 3}}
+            return {"messages": [{"role": "assistant", "content": "", "tool_calls": [call]}]}
+
         g = Graph(state=MessagesState)
         g.add_vertex("agent", call_model, returns="update")
-        g.add_vertex("tools", ToolNode([search, add]), retry=RetryPolicy())
+        g.add_vertex("tools", ToolNode([add]), retry=RetryPolicy())
         g.add_edge(START, "agent")
         g.add_conditional_edges("agent", tools_condition)
         g.add_edge("tools", "agent")
+        with g.compile() as app:
+            assert app.invoke({"messages": ["2 + 3?"]})["messages"][-1]["content"] == "2 + 3 = 5"
         ```
     """
 

@@ -10,6 +10,8 @@
   examples are the code's own, kept current by tests/documentation/test_reference.py.
 - An output shown in `docs/` (a fenced block after `<!-- output: examples/X.py -->`)
   is what that example prints.
+- A page in `AS_IT_STANDS` is a program as it stands: its Python blocks, imports
+  included, run in order in a fresh interpreter, and print what the page shows.
 """
 
 from __future__ import annotations
@@ -71,6 +73,13 @@ RUNS: dict[str, Example] = {
     "workers.py": Example((), "notes-tides published: True True"),
     "serve_over_http.py": Example((), "conversation: ['hi', 'you said hi']"),
 }
+
+# Pages whose code blocks, in order, are a program a reader can copy and run: imports included.
+AS_IT_STANDS = [
+    "how-to/from-langgraph.md",
+    "how-to/build-an-agent.md",
+    "how-to/supervisor.md",
+]
 
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+|~~~+)(?P<info>.*)$")
 OUTPUT = re.compile(r"^<!--\s*output:\s*(?P<example>examples/\S+\.py)\s*-->\s*$")
@@ -239,3 +248,91 @@ def test_outputs_in_the_docs_are_what_the_examples_print(where: str, example: st
     printed = {line.rstrip() for line in run(name).stdout.splitlines()}
     missing = [line for line in shown if line.strip() and line.rstrip() not in printed]
     assert not missing, f"{where}: {example} no longer prints {missing}"
+
+
+# -- pages whose code runs as it stands ------------------------------------------------------------
+
+
+def page_program(page: Path) -> str:
+    """The page's Python blocks in order, as one script (`from __future__` lines first, as Python wants)."""
+    lines = [
+        line
+        for _, example, _, body in docsync.blocks(page)
+        if example.endswith(".py")
+        for line in [*body, ""]
+    ]
+    future = [line for line in lines if line.startswith("from __future__ ")]
+    return "\n".join([*dict.fromkeys(future), *(line for line in lines if line not in future)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", AS_IT_STANDS)
+def test_the_page_s_code_runs_as_it_stands_and_prints_what_it_shows(name: str, tmp_path: Path) -> None:
+    page = DOCS / name
+    script = tmp_path / "page.py"
+    script.write_text(page_program(page))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, f"{name}: its code blocks do not run as they stand:\n{done.stderr}"
+    printed = {line.rstrip() for line in done.stdout.splitlines()}
+    text = page.read_text()
+    blocks = {number: body for number, _, body in fenced_blocks(text)}
+    for number, line in enumerate(text.splitlines(), 1):
+        if OUTPUT.match(line):
+            missing = [
+                shown for shown in blocks[number + 1] if shown.strip() and shown.rstrip() not in printed
+            ]
+            assert not missing, f"{name}:{number}: its code, run as it stands, does not print {missing}"
+
+
+def test_a_page_that_runs_as_it_stands_begins_with_its_imports() -> None:
+    for name in AS_IT_STANDS:
+        first = docsync.blocks(DOCS / name)[0]
+        assert first[2] == "imports", (
+            f"{name}: its first code block is {first[1]}:{first[2]}, not the imports"
+        )
+
+
+# -- the examples in the reference's docstrings run as they stand ----------------------------------
+
+# a docstring example that cannot run alone, with why
+NOT_ALONE = {"actorgraph.worker": "it starts a worker that serves a PostgreSQL queue until it is stopped"}
+_DOC_BLOCK = re.compile(r"^(?P<indent> *)```python\n(?P<code>.*?)^(?P=indent)```$", re.MULTILINE | re.DOTALL)
+
+
+def docstring_examples() -> list[Any]:
+    """(where, code) for every Python block in the docstrings the API reference shows."""
+    import importlib
+    import inspect
+    import textwrap
+
+    found = []
+    for module_name in sorted(set(api_reference.PAGES.values())):
+        module = importlib.import_module(module_name)
+        owners = [(module_name, module)]
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            owners.append((f"{module_name}.{name}", value))
+            if inspect.isclass(value):
+                owners.extend((f"{module_name}.{name}.{m}", v) for m, v in vars(value).items() if callable(v))
+        for where, owner in owners:
+            doc = inspect.getdoc(owner) if not isinstance(owner, str) else None
+            for match in _DOC_BLOCK.finditer(doc or ""):
+                skip = NOT_ALONE.get(where)
+                marks = [pytest.mark.skip(reason=skip)] if skip else []
+                found.append(pytest.param(where, textwrap.dedent(match["code"]), marks=marks, id=where))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("where", "code"), docstring_examples())
+def test_a_docstring_example_runs_as_it_stands(where: str, code: str, tmp_path: Path) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, (
+        f"the example in {where}'s docstring does not run as it stands:\n{done.stderr}"
+    )

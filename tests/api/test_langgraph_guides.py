@@ -232,19 +232,23 @@ def test_a_loop_ends_itself_with_its_state_before_the_recursion_limit(compile_gr
     assert "remaining_steps" not in app.get_state("1").state  # filled for the vertices, never stored
 
 
+class Seen(TypedDict):
+    seen: list[list[int]]
+    remaining_steps: RemainingSteps
+
+
+def counted(state: Seen, ctx: ag.Context[Any]) -> Seen:
+    # a whole state, given back with the managed key: it is dropped, never stored
+    return {**state, "seen": [*state["seen"], [state["remaining_steps"], ctx.remaining_steps]]}
+
+
 def test_the_vertices_see_the_steps_left_and_none_is_ever_stored(compile_graph: Compile) -> None:
-    seen: list[tuple[str, int | None]] = []
-
-    def counted(state: LoopState, ctx: ag.Context[Any]) -> dict[str, Any]:
-        seen.append((f"{state['remaining_steps']}", ctx.remaining_steps))
-        return {**state, "value": "x"}  # a whole state, given back with the managed key: dropped
-
-    g: Graph[LoopState] = Graph(state=LoopState)
+    g: Graph[Seen] = Graph(state=Seen)
     g.add_vertex("loop", counted)
     g.add_edge(START, "loop")
     g.add_conditional_edges("loop", lambda s: END if s["remaining_steps"] == 0 else "loop", ["loop", END])
-    items = list(compile_graph(g).stream({"value": "v"}, recursion_limit=4, stream_mode="values"))
-    assert seen == [("3", 3), ("2", 2), ("1", 1), ("0", 0)]  # as LangGraph's: 0 in the last superstep
+    items = list(compile_graph(g).stream({"seen": []}, recursion_limit=4, stream_mode="values"))
+    assert items[-1]["seen"] == [[3, 3], [2, 2], [1, 1], [0, 0]]  # as LangGraph's: 0 in the last superstep
     assert all("remaining_steps" not in item for item in items)
 
 

@@ -53,16 +53,13 @@ def test_a_task_s_get_stream_writer_streams_as_the_entrypoint_s() -> None:
 
 
 def test_an_entrypoint_is_given_its_context_and_config() -> None:
-    seen: list[Any] = []
-
     @entrypoint(checkpointer=MemoryCheckpointer())
     def greet(name: str, *, context: dict[str, str], config: dict[str, Any]) -> str:
-        seen.append(config["configurable"]["thread_id"])
-        return f"{context['greeting']}, {name}"
+        return f"{context['greeting']}, {name} (thread {config['configurable']['thread_id']})"
 
     with greet:
-        assert greet.invoke("Ada", thread_id="t", context={"greeting": "Hello"}).state == "Hello, Ada"
-    assert seen == ["t"]
+        given = greet.invoke("Ada", thread_id="t", context={"greeting": "Hello"})
+    assert given.state == "Hello, Ada (thread t)"
 
 
 def test_the_async_stream_of_an_entrypoint_takes_langgraph_s_spellings() -> None:

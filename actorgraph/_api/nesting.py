@@ -113,7 +113,7 @@ def nested_order(
     recorded = nest.checkpointer is not None and nest.thread_id is not None
     thread_id = f"{nest.thread_id}{NS}{name}" if recorded else None
     _record(settings, frame, thread_id, {_GRAPH: label, _SLOT: slot, _VERTEX: frame.task.vertex}, input_)
-    nested_request = _nested_request(request, nest, thread_id, namespace, stateful=settings.stateful)
+    nested_request = _nested_request(settings, request, nest, thread_id, namespace)
     answers = frame.task.answers
     answered = Command(resume=dict(answers)) if answers else None
     owner = call if settings.stateful else None
@@ -133,7 +133,7 @@ def _unnested(frame: NoNest, label: str) -> ConfigError:
 
 
 def _nested_request(
-    request: RunRequest, nest: Nest, thread_id: str | None, namespace: str, *, stateful: bool
+    settings: GraphSettings, request: RunRequest, nest: Nest, thread_id: str | None, namespace: str
 ) -> RunRequest:
     """The nested run's options: the invocation's, with the invoking run's where it gave none."""
     return dataclasses.replace(
@@ -145,7 +145,7 @@ def _nested_request(
         context=request.context if request.context is not None else nest.context,
         store=request.store if request.store is not None else nest.store,
         cache=request.cache if request.cache is not None else nest.cache,
-        discard_pending=request.discard_pending or stateful,
+        discard_pending=request.discard_pending or settings.stateful,
     )
 
 

@@ -10,6 +10,14 @@ Each graph has one *system assistant*, as LangGraph's server gives it: its
 `assistant_id` is a UUID made from the graph's name (the same UUID LangGraph's
 server gives a graph of that name), and the name itself is accepted wherever an
 `assistant_id` is.
+
+Every graph is served with the live path of interrupts off
+(`compile(live_interrupts=None)`): a paused run holds nothing in the server,
+only its checkpoint, however many questions stay open and for however long,
+and an answer runs the vertex that asked again from its first line, as
+LangGraph's server does. (With the live path each open question held a thread
+of the server for ten minutes: 100 unanswered pauses a second would have been
+60,000 threads.)
 """
 
 from __future__ import annotations
@@ -155,7 +163,7 @@ def served_graph(name: str, value: Any, *, checkpointer: Any, store: Any) -> Ser
     if entrypoint:
         value = value.builder
     if isinstance(value, Graph):
-        app = value.compile(checkpointer, store=store)
+        app = value.compile(checkpointer, store=store, live_interrupts=None)
     elif isinstance(value, CompiledGraph):
         app = _recompiled(name, value, checkpointer, store)
     else:
@@ -176,7 +184,12 @@ def _recompiled(name: str, app: CompiledGraph[Any], checkpointer: Any, store: An
         )
         raise ConfigError(msg)
     # The facade has no "same graph, another checkpointer" yet: its settings are copied with the server's.
-    settings = dataclasses.replace(app._settings, checkpointer=checkpointer, store=store)  # noqa: SLF001
+    settings = dataclasses.replace(  # the live path off, as for every served graph (see above)
+        app._settings,  # noqa: SLF001
+        checkpointer=checkpointer,
+        store=store,
+        live=None,
+    )
     return CompiledGraph(settings)
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Generic, TypeVar, Unpack
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.messages import Launch, RunOrder, new_run_id
+from actorgraph._actors.reaper import when_collected
 from actorgraph._actors.runtime import Runtime
 from actorgraph._actors.tracing import caller
 from actorgraph._api.history import History
@@ -43,7 +43,8 @@ class CompiledGraph(Pictures, Generic[S]):
         self._settings = settings
         self._threads = History(settings.spec, settings.checkpointer)
         self._runtime = Runtime(settings.spec, clock, backend=settings.backend)
-        self._finalizer = weakref.finalize(self, self._runtime.close)
+        # dropped without close(): the reaper thread closes it (never the thread that collects it)
+        self._reaping = when_collected(self, self._runtime.close)
 
     @property
     def name(self) -> str:
@@ -369,7 +370,7 @@ class CompiledGraph(Pictures, Generic[S]):
         all; a `StuckVertexWarning` names them while `close` waits, and again if
         it gives up (their threads then end on their own when the call returns).
         """
-        self._finalizer.detach()
+        self._reaping.cancel()
         self._runtime.close(timeout)  # again: waits for what an earlier close (from a listener) left
 
     @property

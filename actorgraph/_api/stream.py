@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from actorgraph._actors.handle import RunHandle
+from actorgraph._actors.reaper import collecting, later
 from actorgraph._api.payloads import checkpoint_payload, debug_item, task_payload, task_result_payload
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import NS
@@ -246,7 +247,10 @@ def stream_items(
                     return
                 yield item
     finally:
-        handle.cancel()  # a no-op once the run has ended
+        if collecting():  # a stream left in a reference cycle: never cancel on the collecting thread
+            later(handle.cancel)
+        else:
+            handle.cancel()  # a no-op once the run has ended
 
 
 async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any:  # noqa: ASYNC109 - invoke's keyword

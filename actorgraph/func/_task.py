@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
+from actorgraph._actors.reaper import Reaping, settle, when_collected
 from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.graph import Graph
 from actorgraph._engine.context import current_nest
@@ -38,13 +39,18 @@ _graphs_lock = threading.Lock()
 
 
 def close_task_graphs() -> None:
-    """Close the graphs tasks run on (they are compiled again when next called)."""
+    """Close the graphs tasks run on (they are compiled again when next called).
+
+    The graphs of tasks already collected (a task defined inside an entrypoint)
+    are being closed by the reaper thread: this waits for it too.
+    """
     with _graphs_lock:
         graphs = [t.drop_graph() for t in list(_live)]
         _live.clear()
     for graph in graphs:
         if graph is not None:
             graph.close()
+    settle()
 
 
 def quiet_compile(graph: Graph[Any], checkpointer: Any = None, **options: Any) -> CompiledGraph[Any]:
@@ -141,6 +147,7 @@ class TaskFunction(Generic[T]):
         self.fn = fn
         self.name = str(name or _name_of(fn) or "task")
         self._graph: CompiledGraph[Any] | None = None
+        self._reaping: Reaping | None = None
         self.options: dict[str, Any] = {"retry": retry, "timeout": timeout, "cache": cache}
         self._graph_of()  # checks the options now, not at the first call
         functools.update_wrapper(self, fn)
@@ -181,13 +188,19 @@ class TaskFunction(Generic[T]):
             compiled = self._graph
             if compiled is None or compiled.closed:
                 compiled = self._graph = self._compiled()
-                weakref.finalize(self, compiled.close)  # a task made inside a function goes with it
+                if self._reaping is not None:
+                    self._reaping.cancel()  # its graph was closed: nothing left to close
+                # a task made inside a function goes with it (on the reaper thread, never the collecting one)
+                self._reaping = when_collected(self, compiled.close)
                 _live.add(self)
             return compiled
 
     def drop_graph(self) -> CompiledGraph[Any] | None:
         """Forget the task's graph and return it (to be closed)."""
         graph, self._graph = self._graph, None
+        reaping, self._reaping = self._reaping, None
+        if reaping is not None:
+            reaping.cancel()  # the caller closes the graph
         return graph
 
     def _graph_of(self) -> Graph[Any]:

@@ -260,6 +260,7 @@ def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
         cache=env.cache,
         spec=parent.spec,
         past=functools.partial(past_of, recorder) if recorder is not None else None,
+        live=env.live,
     )
 
 

@@ -135,7 +135,10 @@ def _unnested(frame: NoNest, label: str) -> ConfigError:
 def _nested_request(
     settings: GraphSettings, request: RunRequest, nest: Nest, thread_id: str | None, namespace: str
 ) -> RunRequest:
-    """The nested run's options: the invocation's, with the invoking run's where it gave none."""
+    """The nested run's options: the invocation's, with the invoking run's where it gave none.
+
+    Its live wait is the invoking run's, as a subgraph's is (a task's is its entrypoint's).
+    """
     return dataclasses.replace(
         request,
         thread_id=thread_id,
@@ -146,6 +149,7 @@ def _nested_request(
         store=request.store if request.store is not None else nest.store,
         cache=request.cache if request.cache is not None else nest.cache,
         discard_pending=request.discard_pending or settings.stateful,
+        live=nest.live,
     )
 
 

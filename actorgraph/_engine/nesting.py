@@ -69,6 +69,7 @@ class Nest:
         spec: the run's graph (whose vertices invoke the graphs: `History` reads their runs by it).
         past: (superstep, task name) -> where the task stands in the run's history (a recorded
             run's; see `_engine/rewind.py`: a stateful graph's new call starts from its state then).
+        live: seconds a vertex that asks waits in its actor (the run's `live_interrupts`), or None.
     """
 
     checkpointer: Any
@@ -84,6 +85,7 @@ class Nest:
     cache: Any = None
     spec: GraphSpec | None = None
     past: Callable[[int, str], Past] | None = None
+    live: float | None = None
 
 
 class NestFrame:

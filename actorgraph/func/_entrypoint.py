@@ -14,11 +14,13 @@ import dataclasses
 import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.graph import Graph
+from actorgraph._api.request import LIVE_DEFAULT, live_seconds
 from actorgraph._engine.context import Context
 from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, VertexError
 from actorgraph._model.records import END, START, Command
@@ -267,7 +269,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
 
     final = Final
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the compile options a workflow takes, keyword-only
         self,
         checkpointer: Any = None,
         *,
@@ -275,10 +277,25 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         cache: Any = None,
         retry: Any = None,
         name: str | None = None,
+        live_interrupts: timedelta | float | None = LIVE_DEFAULT,
     ) -> None:
-        """Say where the function's runs are kept, and what its tasks share."""
+        """Say where the function's runs are kept, and what its tasks share.
+
+        Args:
+            checkpointer: where the runs are recorded (runs then need a `thread_id`).
+            store: a memory store, the function's `store` parameter and its tasks' `ctx.store`.
+            cache: a node cache for its tasks with a `CachePolicy`.
+            retry: the function's retry policy (its tasks have their own).
+            name: the workflow's name (default: the function's).
+            live_interrupts: how long `interrupt()` in the function or in its tasks waits in its
+                actor to go on live when answered (10 min; None: never, an answer runs it again),
+                as `compile(live_interrupts=...)`.
+
+        Raises:
+            ConfigError: `live_interrupts` is not a positive duration or None.
+        """
         self.checkpointer = checkpointer
-        self.options = {"store": store, "cache": cache}
+        self.options = {"store": store, "cache": cache, "live_interrupts": live_seconds(live_interrupts)}
         self.retry = retry
         self.name = name
 
@@ -289,5 +306,5 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         g.add_vertex(name, _vertex(fn), **({"retry": self.retry} if self.retry is not None else {}))
         g.add_edge(START, name)
         g.add_edge(name, END)
-        options = {k: v for k, v in self.options.items() if v is not None}
+        options = {k: v for k, v in self.options.items() if v is not None or k == "live_interrupts"}
         return Entrypoint(fn, quiet_compile(g, self.checkpointer, **options), g)

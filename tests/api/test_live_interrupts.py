@@ -200,6 +200,47 @@ def test_questions_in_an_entrypoint_and_in_a_task_are_answered_live() -> None:
     ]
 
 
+def test_an_entrypoint_without_the_live_path_runs_its_function_and_its_tasks_again() -> None:
+    effects: list[str] = []
+
+    @task
+    def check(x: int) -> int:
+        effects.append("task:before")
+        extra = ag.interrupt({"check": x})
+        effects.append("task:after")
+        return x + extra
+
+    @entrypoint(checkpointer=MemoryCheckpointer(), live_interrupts=None)
+    def flow(n: int) -> int:
+        effects.append("entry:before")
+        factor = ag.interrupt("factor?")
+        effects.append("entry:after")
+        return check(n * factor).result()
+
+    with flow:
+        assert flow.invoke(2, thread_id="off").status == "interrupted"
+        assert waiting() == 0  # nothing waits live: the function's question, nor (later) its task's
+        assert flow.invoke(ag.Command(resume=10), thread_id="off").status == "interrupted"
+        assert waiting() == 0
+        assert flow.invoke(ag.Command(resume=1), thread_id="off").state == 21
+    assert effects == [
+        "entry:before",
+        "entry:before",  # the answer ran the function again, from its top
+        "entry:after",
+        "task:before",
+        "entry:before",
+        "entry:after",
+        "task:before",  # and the task again
+        "task:after",
+    ]
+
+
+@pytest.mark.parametrize("wait", [0, "soon", True])
+def test_an_entrypoint_refuses_a_live_interrupts_that_is_no_duration(wait: Any) -> None:
+    with pytest.raises(ag.ConfigError, match="live_interrupts must be a positive timedelta"):
+        entrypoint(live_interrupts=wait)
+
+
 def test_a_wait_that_ends_leaves_the_fallback_path() -> None:
     effects: list[str] = []
     app = line_graph(("ask", asks(effects))).compile(

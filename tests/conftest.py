@@ -13,6 +13,7 @@ from typing import Any
 
 import pykka
 import pytest
+from fast_subset import FastSubset, add_option
 from pg_server import POSTGRES
 
 import actorgraph as ag
@@ -24,7 +25,14 @@ BACKEND = os.environ.get("ACTORGRAPH_TEST_BACKEND", "threads")
 ACTORS = os.environ.get("ACTORGRAPH_TEST_ACTORS")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_option(parser)  # --fast-limit (tests/fast_subset.py)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    limit = config.getoption("--fast-limit")
+    if limit is not None:
+        config.pluginmanager.register(FastSubset(limit), "fast_subset")
     config.addinivalue_line(
         "markers",
         "slow: over a quarter of a second, or kills processes, runs property tests, Ray or a browser "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from exact_values import Box, Frozen, Keyed, mutable_parts, same, vandalize
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -48,6 +49,7 @@ ROWS = st.lists(st.dictionaries(st.text(max_size=3) | HASHABLE, SCALARS, max_siz
 """Lists of flat dicts: the copier's fast path, and its fallbacks when one value is not a scalar."""
 
 
+@pytest.mark.slow  # a property test with many examples (seconds on a busy machine)
 @settings(max_examples=300, deadline=None)
 @given(STATES)
 def test_a_copy_equals_its_original_exactly_and_shares_no_mutable_part(state: Any) -> None:
@@ -56,6 +58,7 @@ def test_a_copy_equals_its_original_exactly_and_shares_no_mutable_part(state: An
     assert not mutable_parts(copied).keys() & mutable_parts(state).keys()
 
 
+@pytest.mark.slow  # a property test with many examples (seconds on a busy machine)
 @settings(max_examples=300, deadline=None)
 @given(STATES | ROWS)
 def test_changing_a_copy_anywhere_leaves_the_original_as_it_was(state: Any) -> None:
@@ -64,6 +67,7 @@ def test_changing_a_copy_anywhere_leaves_the_original_as_it_was(state: Any) -> N
     assert same(state, before)
 
 
+@pytest.mark.slow  # a property test with many examples (seconds on a busy machine)
 @settings(max_examples=200, deadline=None)
 @given(ROWS, st.integers(0, 19), SCALARS | st.lists(SCALARS, max_size=2))
 def test_rows_of_scalars_are_copied_row_by_row_even_when_one_row_holds_a_container(

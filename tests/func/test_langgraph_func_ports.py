@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import gc
 import threading
 import warnings
 from collections import Counter
@@ -408,11 +407,15 @@ def test_task_before_interrupt_resume(store: Any) -> None:
     assert done.state == {"answers": ["answer1", "answer2"]}
 
 
+@pytest.mark.slow
 def test_tasks_defined_inside_the_entrypoint_run_their_own_function() -> None:
     """Ports test_pregel.py::test_task_before_interrupt_resume: tasks defined in the entrypoint, run often.
 
     Every run defines two new tasks closing over its input; each call must run
-    its own task's function.
+    its own task's function. A run's tasks die when it returns (nothing else
+    holds them), so a later run's tasks often take their ids. Slow: 300 runs,
+    each compiling two task graphs (it once also collected garbage after each
+    run, a full collection of the test process's heap: a minute in the fast subset).
     """
 
     @entrypoint()
@@ -430,7 +433,6 @@ def test_tasks_defined_inside_the_entrypoint_run_their_own_function() -> None:
     with workflow:
         for k in range(300):
             assert workflow.invoke(k).state == [["first", k], ["second", k]]
-            gc.collect()  # the run's tasks die here; their ids are free for the next run's
 
 
 def test_multiple_tasks_before_interrupt_resume(store: Any) -> None:

@@ -47,8 +47,9 @@ def test_marked_slow():
 """
 
 
-def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+def _pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    path = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "ACTORGRAPH_FAST_LIMIT": "", "PYTHONPATH": path, **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=folder,
@@ -82,6 +83,12 @@ def test_within_the_limit_the_slowest_are_listed_and_the_session_passes(suite: P
     listed = done.stdout.split("slowest tests of the fast subset")[1]
     assert listed.index("test_sluggish") < listed.index("test_quick")  # slowest first
     assert "over --fast-limit" not in done.stdout
+
+
+def test_the_limit_may_come_from_the_environment_as_ci_sets_it(suite: Path) -> None:
+    done = _pytest(suite, env={"ACTORGRAPH_FAST_LIMIT": "0.3"})
+    assert done.returncode == 1, done.stdout
+    assert "test_some.py::test_sluggish took" in done.stdout
 
 
 def test_without_the_option_nothing_is_listed(suite: Path) -> None:

@@ -24,11 +24,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from actorgraph._actors.attempt_spans import attempt_span
 from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import cancel_soon, done_of, failed_result, report
 from actorgraph._actors.timer import Timer
-from actorgraph._actors.tracing import attempt_span
 from actorgraph._engine.task import run_attempt_async
 from actorgraph._model.errors import RunCancelledError, VertexActorDiedError
 from actorgraph._model.spec import GraphSpec, VertexSpec

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from actorgraph._actors.tracing import attempt_paused, attempt_resumed
+from actorgraph._actors.attempt_spans import attempt_paused, attempt_resumed
 from actorgraph._engine.context import interrupt_id
 from actorgraph._engine.live import Resumed
 from actorgraph._model.records import Interrupt, Task, VertexResult

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pykka
 
+from actorgraph._actors.attempt_spans import attempt_span
 from actorgraph._actors.bounded import BoundedPool, Joinable, Worker
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.dispatcher import Dispatcher, PooledActor
@@ -33,7 +34,6 @@ from actorgraph._actors.live import LiveTurn, adopt, eligible, release_all
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.threaded import ThreadActor
 from actorgraph._actors.timer import Timer
-from actorgraph._actors.tracing import attempt_span
 from actorgraph._engine.task import run_attempt
 from actorgraph._model.errors import RunCancelledError, SerializationError, VertexActorDiedError
 from actorgraph._model.records import ErrorInfo, VertexResult

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 import pykka
 
+from actorgraph._actors.attempt_spans import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._actors.cancel import Cancellation
 from actorgraph._actors.emitter import Emitter
 from actorgraph._actors.messages import (
@@ -39,7 +40,6 @@ from actorgraph._actors.messages import (
 from actorgraph._actors.recorder import Recorder
 from actorgraph._actors.setup import RunSetup
 from actorgraph._actors.timer import Timer
-from actorgraph._actors.tracing import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._engine.nesting import Nest
 from actorgraph._engine.rewind import Past
 from actorgraph._engine.subgraphs import (

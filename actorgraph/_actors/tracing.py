@@ -12,37 +12,25 @@ actors check one attribute of their order.
 The spans nest as the work does: the run's span is a child of the span that
 was current where the run was started (for a graph invoked inside a vertex,
 that vertex's task span); a superstep's span is a child of its run's; a task
-attempt's span is a child of its superstep's and is the *current* span while
-the vertex function runs, so spans the function makes are its children. A
-subgraph task's attempt span is the parent of its subgraph's run span. On Ray
-the attempt's span lives on the driver and its context travels to the worker
-as a W3C `traceparent` carrier (`AttemptSpan.carrier`, `actorgraph.ray._tracing`).
+attempt's span (`attempt_spans.py`) is a child of its superstep's.
+
+Tracing observes a run, it never decides one: every call into OpenTelemetry is
+contained (`lost`), so a span processor that raises in `on_start` or `on_end`
+(or an exporter, a propagator) costs spans, logged once, never a run's outcome.
 """
 
 from __future__ import annotations
 
-import contextvars
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from actorgraph._actors.log import log
 from actorgraph._actors.setup import RunSetup
-from actorgraph._model.records import ErrorInfo, Interrupt, SuperstepState, Task, VertexResult
+from actorgraph._model.records import ErrorInfo, Interrupt, SuperstepState
 
-__all__ = [
-    "NO_SPAN",
-    "OFF",
-    "AttemptSpan",
-    "NoSpan",
-    "Parent",
-    "RunTrace",
-    "attempt_paused",
-    "attempt_resumed",
-    "attempt_span",
-    "caller",
-    "run_trace",
-]
+__all__ = ["OFF", "Parent", "RunTrace", "asked", "caller", "end_span", "failed", "lost", "run_trace"]
 
 _TRACER_NAME = "actorgraph"
 _tracer_of: tuple[Any, Any] | None = None  # (provider, its tracer): the last one asked for
@@ -92,12 +80,56 @@ class Parent:
 
 def caller() -> Parent | None:
     """The parent of the span of a run started now, on this thread; None when nothing records."""
-    tracer = _tracer()
-    if tracer is None:
-        return None
-    from opentelemetry import context  # noqa: PLC0415 - loaded already: `_tracer` found it
+    try:
+        tracer = _tracer()
+        if tracer is None:
+            return None
+        from opentelemetry import context  # noqa: PLC0415 - loaded already: `_tracer` found it
 
-    return Parent(tracer, context.get_current(), {})
+        return Parent(tracer, context.get_current(), {})
+    except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+        lost("the tracer provider", exc)  # the run goes untraced
+        return None
+
+
+# -- containing what OpenTelemetry raises ------------------------------------------------
+
+_REPORTED: set[tuple[str, str]] = set()  # (where, error type): logged as a warning already
+
+
+def lost(where: str, error: Exception) -> None:
+    """A call into OpenTelemetry raised (a span processor's `on_start` or `on_end`, say): note it, go on.
+
+    The first failure of a kind at a place is logged as a warning with its
+    traceback, later ones at debug level: a processor that always fails does not
+    flood the log. The run is not told: its spans may be missing or unfinished.
+    """
+    key = (where, type(error).__name__)
+    first = key not in _REPORTED
+    _REPORTED.add(key)
+    log(
+        "warning" if first else "debug",
+        "tracing failed; the run goes on, its spans may be incomplete",
+        where=where,
+        error=f"{type(error).__name__}: {error}",
+        exc_info=error if first else None,
+    )
+
+
+def end_span(span: Any, where: str, attribute: tuple[str, Any] | None = None) -> None:
+    """Set `attribute` on `span` and end it; what either raises is `lost`, and the other still happens."""
+    if attribute is not None:
+        try:
+            span.set_attribute(*attribute)
+        except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+            lost(where, exc)
+    try:
+        span.end()  # the processors' on_end run here
+    except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+        lost(where, exc)
+
+
+# -- the spans of a run and its supersteps --------------------------------------------
 
 
 def _attributes(run_id: str, thread_id: str | None, namespace: str) -> dict[str, Any]:
@@ -109,7 +141,7 @@ def _attributes(run_id: str, thread_id: str | None, namespace: str) -> dict[str,
     return attributes
 
 
-def _failed(span: Any, error: ErrorInfo) -> None:
+def failed(span: Any, error: ErrorInfo) -> None:
     """Record `error` on `span` as OpenTelemetry records an exception, and mark the span failed."""
     from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415 - only traced runs get here
 
@@ -124,7 +156,8 @@ def _failed(span: Any, error: ErrorInfo) -> None:
     span.set_status(Status(StatusCode.ERROR, f"{error.type}: {error.message}"))
 
 
-def _asked(span: Any, interrupts: tuple[Interrupt, ...]) -> None:
+def asked(span: Any, interrupts: tuple[Interrupt, ...]) -> None:
+    """Record each question on `span` as an event."""
     for pending in interrupts:
         span.add_event(
             "actorgraph.interrupt",
@@ -136,11 +169,18 @@ def _asked(span: Any, interrupts: tuple[Interrupt, ...]) -> None:
         )
 
 
+_RUN, _STEP = "a run's span", "a superstep's span"
+
+
 class RunTrace:
     """The spans of one run, opened and closed on its coordinator's thread."""
 
     def __init__(self, parent: Parent, attributes: dict[str, Any], step: int) -> None:
-        """Open the run's span as a child of `parent`'s context."""
+        """Open the run's span as a child of `parent`'s context.
+
+        Raises:
+            Exception: whatever OpenTelemetry raised opening it (`run_trace` contains it).
+        """
         from opentelemetry import trace  # noqa: PLC0415 - only traced runs get here
 
         self._trace = trace
@@ -157,46 +197,49 @@ class RunTrace:
         """Open the span of superstep `step` (of `tasks` tasks): its attempts' spans are its children."""
         self._close_step("abandoned")
         attributes = {**self._attributes, "actorgraph.step": step, "actorgraph.tasks": tasks}
-        self._step = self._tracer.start_span(
-            "actorgraph.superstep", context=self._context, attributes=attributes
-        )
-        self.tasks = Parent(
-            self._tracer, self._trace.set_span_in_context(self._step, self._context), self._attributes
-        )
+        try:
+            self._step = self._tracer.start_span(
+                "actorgraph.superstep", context=self._context, attributes=attributes
+            )
+            self.tasks = Parent(
+                self._tracer, self._trace.set_span_in_context(self._step, self._context), self._attributes
+            )
+        except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+            lost(_STEP, exc)  # the superstep and its attempts go without spans
 
     def superstep_ended(self, superstep: SuperstepState) -> None:
         """Close the superstep's span with its outcome: committed, interrupted or error (its failed tasks)."""
         span = self._step
         if span is None:
             return
-        failed = superstep.failed
-        if failed and failed[0].error is not None:
-            first = failed[0]
-            span.set_attribute("actorgraph.failed", [r.task_id for r in failed])
-            _failed(span, first.error)  # type: ignore[arg-type] # checked above
-        questions = superstep.questions
-        if questions:  # the vertices' questions and `interrupt_before` breakpoints: on the run's span too
-            _asked(span, questions)
-            _asked(self._span, questions)
-        outcome = "error" if failed else "interrupted" if questions else "committed"
-        self._close_step(outcome)
+        errors, questions = superstep.failed, superstep.questions
+        try:
+            if errors and errors[0].error is not None:
+                span.set_attribute("actorgraph.failed", [r.task_id for r in errors])
+                failed(span, errors[0].error)
+            if questions:  # the vertices' questions and `interrupt_before` breakpoints: on the run's span too
+                asked(span, questions)
+                asked(self._span, questions)
+        except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+            lost(_STEP, exc)
+        self._close_step("error" if errors else "interrupted" if questions else "committed")
 
     def finished(self, status: str, step: int, error: BaseException | None) -> None:
         """Close the run's span (and an open superstep's): `done`, `interrupted`, `error` or `cancelled`."""
         self._close_step(status)
-        self._span.set_attribute("actorgraph.status", status)
-        self._span.set_attribute("actorgraph.last_step", step)
-        if error is not None:
-            _failed(self._span, ErrorInfo.from_exception(error))
-        self._span.end()
+        try:
+            self._span.set_attribute("actorgraph.status", status)
+            self._span.set_attribute("actorgraph.last_step", step)
+            if error is not None:
+                failed(self._span, ErrorInfo.from_exception(error))
+        except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+            lost(_RUN, exc)
+        end_span(self._span, _RUN)
 
     def _close_step(self, outcome: str) -> None:
-        if self._step is None:
-            return
-        self._step.set_attribute("actorgraph.outcome", outcome)
-        self._step.end()
-        self._step = None
-        self.tasks = None
+        span, self._step, self.tasks = self._step, None, None
+        if span is not None:
+            end_span(span, _STEP, ("actorgraph.outcome", outcome))
 
 
 class _Off:
@@ -218,168 +261,16 @@ OFF = _Off()
 
 
 def run_trace(parent: Parent | None, graph: str, setup: RunSetup) -> RunTrace | _Off:
-    """The spans of the run of `graph` that `setup` starts: `OFF` when it is not traced (`parent` None)."""
+    """The spans of the run of `graph` that `setup` starts: `OFF` when it is not traced (`parent` None).
+
+    `OFF` too when OpenTelemetry raised opening the run's span: the run goes untraced.
+    """
     if parent is None:
         return OFF
     attributes = _attributes(setup.run_id, setup.thread_id, setup.namespace)
     attributes["actorgraph.graph"] = graph
-    return RunTrace(parent, attributes, setup.position.step)
-
-
-class _Ordered(Protocol):
-    """What an attempt's span reads of its order (`messages.Order`)."""
-
-    @property
-    def trace(self) -> Parent | None: ...
-    @property
-    def task(self) -> Task: ...
-    @property
-    def attempt(self) -> int: ...
-    @property
-    def failure(self) -> ErrorInfo | None: ...
-
-
-class AttemptSpan:
-    """The span of one task attempt: `outcome` records what happened, `close` ends it.
-
-    A vertex that waits in its actor for an answer (a live interrupt) ends its
-    span when it asks (`attempt_paused`) and goes on in a new span of the
-    resumed run's attempt (`attempt_resumed`).
-    """
-
-    def __init__(self, parent: Parent, order: _Ordered, *, current: bool) -> None:
-        """Open the span; with `current`, make it the current span of this thread (or coroutine)."""
-        self._tokens: list[Any] = []  # OpenTelemetry context tokens, detached last first
-        self._current = current
-        self._mine: Any = None  # the token of `_ATTEMPT`
-        self.span: Any = None
-        self._open(parent, order)
-        if current:
-            self._mine = _ATTEMPT.set(self)
-
-    def _open(self, parent: Parent, order: _Ordered) -> None:
-        from opentelemetry import context, trace  # noqa: PLC0415 - only traced runs get here
-
-        task = order.task
-        attributes = {
-            **parent.attributes,
-            "actorgraph.step": task.step,
-            "actorgraph.vertex": task.vertex,
-            "actorgraph.task_id": task.id,
-            "actorgraph.attempt": order.attempt,
-        }
-        if order.failure is not None:
-            attributes["actorgraph.handler"] = True  # the vertex's on_error handler runs
-        self.span = parent.tracer.start_span("actorgraph.task", context=parent.context, attributes=attributes)
-        self.context = trace.set_span_in_context(self.span, parent.context)
-        self._parent = parent
-        self._outcome = False
-        if self._current:
-            self._tokens.append(context.attach(self.context))
-
-    def outcome(self, result: VertexResult) -> None:
-        """Record the attempt's outcome: its status, and its error or its question."""
-        if self.span is None:
-            return
-        self._outcome = True
-        self.span.set_attribute("actorgraph.outcome", result.status)
-        if result.error is not None and result.status == "error":
-            _failed(self.span, result.error)
-        elif result.interrupt is not None:
-            _asked(self.span, (result.interrupt,))
-
-    def pause(self, result: VertexResult) -> None:
-        """The vertex reports `result` (its question) and waits in its actor: the span ends here."""
-        self.outcome(result)
-        self._end()
-
-    def resume(self, order: _Ordered) -> None:
-        """The waiting vertex goes on as `order`'s attempt: a span of its own, current from here."""
-        if self.span is None and order.trace is not None:
-            self._open(order.trace, order)
-
-    def close(self) -> None:
-        """Stop being current, and end the span (without an outcome, its actor died or it was given up)."""
-        if self._tokens:
-            from opentelemetry import context  # noqa: PLC0415 - loaded with the span
-
-            while self._tokens:
-                context.detach(self._tokens.pop())
-        if self._mine is not None:
-            _ATTEMPT.reset(self._mine)
-            self._mine = None
-        self._end()
-
-    def _end(self) -> None:
-        if self.span is None:
-            return
-        if not self._outcome:
-            self.span.set_attribute("actorgraph.outcome", "none")
-        self.span.end()
-        self.span = None
-
-    def runs(self) -> Parent:
-        """The parent of the runs this attempt starts (a subgraph task's run)."""
-        return Parent(self._parent.tracer, self.context, {})
-
-    def carrier(self) -> dict[str, str]:
-        """This span's context as W3C trace-context headers (`traceparent`), for a Ray worker."""
-        from opentelemetry import propagate  # noqa: PLC0415 - Ray runs only, once traced
-
-        carrier: dict[str, str] = {}
-        propagate.inject(carrier, context=self.context)
-        return carrier
-
-
-_ATTEMPT: contextvars.ContextVar[AttemptSpan | None] = contextvars.ContextVar(
-    "actorgraph_attempt", default=None
-)
-
-
-def attempt_paused(result: VertexResult) -> None:
-    """A live interrupt: the attempt running here reports `result` and waits; its span ends with it."""
-    span = _ATTEMPT.get()
-    if span is not None:
-        span.pause(result)
-
-
-def attempt_resumed(order: _Ordered) -> None:
-    """A live interrupt answered: the vertex waiting here goes on as `order`'s attempt, in a new span."""
-    span = _ATTEMPT.get()
-    if span is not None:
-        span.resume(order)
-
-
-class NoSpan:
-    """The span of an attempt of a run that is not traced: nothing."""
-
-    def outcome(self, result: VertexResult) -> None:
-        """Nothing."""
-
-    def close(self) -> None:
-        """Nothing."""
-
-    def runs(self) -> Parent | None:
-        """No parent: the runs it starts are not traced either."""
-        return None
-
-    def carrier(self) -> dict[str, str] | None:
-        """No carrier: the worker attaches nothing."""
-        return None
-
-
-NO_SPAN = NoSpan()
-
-
-def attempt_span(order: _Ordered, *, current: bool = True) -> AttemptSpan | NoSpan:
-    """The span of `order`'s attempt, opened now (`NO_SPAN` when its run is not traced).
-
-    Args:
-        order: the attempt's order.
-        current: make it this thread's (or coroutine's) current span until `close()`:
-            where the vertex function runs here. Not for a subgraph task or a Ray call.
-    """
-    parent = order.trace
-    if parent is None:
-        return NO_SPAN
-    return AttemptSpan(parent, order, current=current)
+    try:
+        return RunTrace(parent, attributes, setup.position.step)
+    except Exception as exc:  # noqa: BLE001 - tracing observes a run, it never decides one
+        lost(_RUN, exc)
+        return OFF

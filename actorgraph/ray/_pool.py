@@ -24,13 +24,13 @@ from typing import Any, Protocol
 
 import cloudpickle
 
+from actorgraph._actors.attempt_spans import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._actors.backend import Worker
 from actorgraph._actors.bounded import BoundedPool
 from actorgraph._actors.log import log
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
-from actorgraph._actors.tracing import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._build.builder import ASYNC_CONCURRENCY, DEFAULT_CONCURRENCY
 from actorgraph._engine.caching import Lookup
 from actorgraph._engine.context import Context

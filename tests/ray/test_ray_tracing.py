@@ -101,3 +101,70 @@ def test_on_ray_with_tracing_false_no_span_is_made(spans: Spans, backend: RayBac
         state = app.invoke({"n": 0}).state
     assert spans.all() == []
     assert state["trace_id"] == 0  # nothing was current in the worker
+
+
+class RaisingPropagator:
+    """A trace-context propagator that raises (a broken plugin): it costs the trace, never the run."""
+
+    fields = frozenset({"traceparent"})
+
+    def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:  # noqa: ARG002 - its API
+        msg = "the propagator's extract is broken"
+        raise RuntimeError(msg)
+
+    def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:  # noqa: ARG002 - its API
+        msg = "the propagator's inject is broken"
+        raise RuntimeError(msg)
+
+
+def breaks_its_workers_propagator(state: dict[str, Any]) -> dict[str, Any]:
+    """In the partition: set a raising propagator (or OpenTelemetry's default again), say what is current."""
+    from opentelemetry import propagate
+    from opentelemetry import trace as api
+    from opentelemetry.baggage.propagation import W3CBaggagePropagator
+    from opentelemetry.propagators.composite import CompositePropagator
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    current = api.get_current_span().get_span_context().trace_id
+    if state.get("restore"):
+        default = CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()])
+        propagate.set_global_textmap(default)
+    else:
+        propagate.set_global_textmap(RaisingPropagator())  # type: ignore[arg-type]
+    return {**state, "pid": os.getpid(), "trace_id": current}
+
+
+def test_on_ray_a_propagator_that_raises_in_the_worker_leaves_the_vertex_running_untraced(
+    spans: Spans, backend: RayBackend
+) -> None:
+    graph = ag.Graph()
+    graph.add_vertex("remote", breaks_its_workers_propagator)
+    graph.add_edge(ag.START, "remote").add_edge("remote", ag.END)
+    with graph.compile(backend=backend) as app:
+        first = app.invoke({"n": 0}).state  # its worker's propagator raises from now on
+        try:
+            second = app.invoke({"n": 1}).state  # extract raises there
+        finally:
+            app.invoke({"n": 2, "restore": True})
+    assert first["trace_id"] != 0  # traced while the propagator worked
+    assert second["pid"] == first["pid"]  # the same worker, whose propagator raised
+    assert second["trace_id"] == 0  # it ran, with no span current
+    assert [s.attributes["actorgraph.outcome"] for s in spans.named("actorgraph.task")] == ["ok"] * 3
+
+
+def test_on_ray_a_propagator_that_raises_on_the_driver_leaves_the_run_done(
+    spans: Spans, backend: RayBackend
+) -> None:
+    from opentelemetry import propagate
+
+    graph = ag.Graph()
+    graph.add_vertex("remote", seen_in_the_worker).add_edge(ag.START, "remote").add_edge("remote", ag.END)
+    default = propagate.get_global_textmap()
+    propagate.set_global_textmap(RaisingPropagator())  # type: ignore[arg-type]
+    try:
+        with graph.compile(backend=backend) as app:
+            state = app.invoke({"n": 0}).state
+    finally:
+        propagate.set_global_textmap(default)
+    assert state["trace_id"] == 0  # no context went to the worker
+    assert spans.one("actorgraph.task").attributes["actorgraph.outcome"] == "ok"

@@ -9,6 +9,7 @@ from typing import Any, Generic, TypeVar
 
 from actorgraph._model.errors import (
     ActorGraphError,
+    RecordedError,
     RunCancelledError,
     RunTimeoutError,
     VertexActorDiedError,
@@ -170,13 +171,18 @@ class RunHandle(Generic[S]):
         return f"RunHandle(run_id={self.run_id!r}, thread_id={self.thread_id!r}, {state})"
 
 
-_PASSED_THROUGH: tuple[type[BaseException], ...] = (VertexTimeoutError, VertexActorDiedError)
+_PASSED_THROUGH: tuple[type[BaseException], ...] = (VertexTimeoutError, VertexActorDiedError, RecordedError)
 
 
 def raised_for(result: VertexResult, step: int, others: int, *, resumable: bool) -> BaseException:
-    """The exception `invoke` raises for a failed task."""
+    """The exception `invoke` raises for a failed task.
+
+    Its `__cause__` is what the task raised, or (a failure read back from a
+    checkpoint, whose exception stayed in the process that ran it) a
+    `RecordedError` standing in for it, with its type, message and traceback.
+    """
     error = result.error
-    cause = error.exception if error is not None else None
+    cause = error.as_exception() if error is not None else None
     if isinstance(cause, ActorGraphError) and not isinstance(cause, _PASSED_THROUGH):
         return cause  # merge conflicts, routing and update errors speak for themselves
     exc = VertexError(

@@ -6,7 +6,9 @@ wrong and what to do about it.
 
 from __future__ import annotations
 
+import pickle
 import time
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -239,7 +241,9 @@ class VertexError(ActorGraphError):
     """Raised by `invoke` when a task failed and its retries are spent.
 
     With a checkpointer the run stays resumable: `invoke(None, thread_id=...)`
-    re-runs only the tasks that did not finish. The original exception is `__cause__`.
+    re-runs only the tasks that did not finish. The original exception is `__cause__`
+    (a `RecordedError` with its type, message and traceback when it was read back
+    from a checkpoint, or raised in another process and could not be pickled).
 
     Attributes:
         vertex: the failing vertex; inside a subgraph, its path (`research/fetch`).
@@ -286,7 +290,7 @@ class VertexError(ActorGraphError):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickle with every attribute (an `on_error` handler on another backend's worker gets it)."""
+        """Pickle with every attribute and the cause (a `RecordedError` of it, if it cannot be pickled)."""
         keywords = {
             "task_id": self.task_id,
             "step": self.step,
@@ -296,7 +300,11 @@ class VertexError(ActorGraphError):
             "others": self.others,
             "resumable": self.resumable,
         }
-        return (_vertex_error, (self.vertex, keywords), self.__dict__)
+        return (
+            _vertex_error,
+            (self.vertex, keywords),
+            {**self.__dict__, "__cause__": _portable(self.__cause__)},
+        )
 
 
 class RecordedError(ActorGraphError):
@@ -332,6 +340,16 @@ def _merge_conflict(key: str, keywords: dict[str, Any]) -> MergeConflictError:
 
 def _vertex_error(vertex: str, keywords: dict[str, Any]) -> VertexError:
     return VertexError(vertex, **keywords)
+
+
+def _portable(cause: BaseException | None) -> BaseException | None:
+    """`cause`, or a `RecordedError` standing in for it when it cannot be pickled and loaded again."""
+    try:
+        pickle.loads(pickle.dumps(cause))  # noqa: S301 - what this very process just pickled
+    except Exception:  # noqa: BLE001 - any failure to pickle or load means: send a record of it
+        name = f"{type(cause).__module__}.{type(cause).__qualname__}"
+        return RecordedError(name, str(cause), "".join(traceback.format_exception(cause)))
+    return cause
 
 
 class VertexTimeoutError(ActorGraphError, TimeoutError):

@@ -126,7 +126,8 @@ class EntrypointHandle(Generic[T]):
         try:
             return _returned(self.handle.result(timeout))
         except VertexError as exc:
-            raise _resume_error(exc) or exc from None
+            _raise_resume_error(exc)
+            raise
 
     def done(self) -> bool:
         """Whether the run has ended or paused."""
@@ -168,7 +169,8 @@ class Entrypoint(Generic[T]):
         try:
             return _returned(self.graph.invoke(_given(input), config, **run))
         except VertexError as exc:
-            raise _resume_error(exc) or exc from None
+            _raise_resume_error(exc)
+            raise
 
     def start(self, input: Any, **run: Any) -> EntrypointHandle[T]:  # noqa: A002 - LangGraph's name for it
         """Start a run and return its handle at once; `handle.result()` is what `invoke` returns."""
@@ -183,7 +185,8 @@ class Entrypoint(Generic[T]):
         try:
             return _returned(await self.graph.ainvoke(_given(input), config, **run))
         except VertexError as exc:
-            raise _resume_error(exc) or exc from None
+            _raise_resume_error(exc)
+            raise
 
     def astream(
         self,
@@ -245,14 +248,17 @@ def _as_output(final: dict[str, Any]) -> Any:
     return final.get("output")
 
 
-def _resume_error(exc: VertexError) -> ResumeError | None:
-    """The `ResumeError` a task call raised inside the function, if that is why it failed."""
+def _raise_resume_error(exc: VertexError) -> None:
+    """Raise the `ResumeError` a task call raised inside the function, if that is why it failed.
+
+    Otherwise return: the caller re-raises the `VertexError` as it is, its
+    `__cause__` (what the function or its task raised) kept.
+    """
     cause = exc.__cause__ or exc.__context__
     if isinstance(cause, ResumeError):
-        return cause
+        raise cause from None
     if isinstance(cause, RecordedError) and cause.type.endswith("ResumeError"):
-        return ResumeError(cause.message)
-    return None
+        raise ResumeError(cause.message) from None
 
 
 class entrypoint:  # noqa: N801 - LangGraph's name for the decorator

@@ -97,6 +97,8 @@ def settle(timeout: float = 10.0) -> bool:
     Returns:
         False when the reaper was still busy after `timeout` seconds.
     """
+    if threading.current_thread().name == THREAD_NAME:
+        return True  # the reaper's own work (a close that closes more): it never waits for itself
     done = threading.Event()
     with _GUARD:
         running = _reaper is not None

@@ -95,6 +95,17 @@ def test_a_closed_graph_leaves_nothing_to_the_reaper() -> None:
     assert reaper.pending() == before
 
 
+def test_settling_from_the_reapers_own_work_does_not_wait_for_itself(compile_graph) -> None:
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("v", lambda s: s).add_edge(ag.START, "v").add_edge("v", ag.END)
+    compile_graph(g)  # an open graph: the reaper runs
+    settled: list[bool] = []
+    done = threading.Event()
+    reaper.later(lambda: (settled.append(reaper.settle(timeout=5)), done.set()))
+    assert done.wait(30)
+    assert settled == [True]  # not False: waiting for itself would have timed out
+
+
 def test_a_work_that_fails_is_logged_and_the_reaper_goes_on(caplog: pytest.LogCaptureFixture) -> None:
     class Owner:
         pass

@@ -24,6 +24,7 @@ import contextlib
 import functools
 import gc
 import json
+import os
 import sys
 import threading
 import time
@@ -314,5 +315,20 @@ def sections(rounds: int = 2) -> int:
     return 0
 
 
+def _with_the_tests_actors() -> None:
+    """Compile every graph with `$ACTORGRAPH_TEST_ACTORS`'s actors, as the test process does (conftest)."""
+    actors = os.environ.get("ACTORGRAPH_TEST_ACTORS")
+    if not actors:
+        return
+    original = ag.Graph.compile
+
+    def compile_with(self: ag.Graph, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("actors", actors)
+        return original(self, *args, **kwargs)
+
+    ag.Graph.compile = compile_with  # type: ignore[method-assign]
+
+
 if __name__ == "__main__":
+    _with_the_tests_actors()
     sys.exit(holding_locks() if sys.argv[1] == "locks" else sections())

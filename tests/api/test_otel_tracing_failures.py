@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from ledger import note
 from lines import in_a_line
 from otel_spans import Spans, recording, trace
 
@@ -58,29 +60,41 @@ def broken(request: pytest.FixtureRequest, spans: Spans) -> Raising:
     return processor
 
 
-def counted(effects: list[str], name: str) -> Any:
+def counted(ledger: str, name: str) -> Any:
+    """A vertex that notes its side effect in `ledger` (a file: vertices may run in Ray's workers)."""
+
     def vertex(state: dict[str, Any]) -> dict[str, Any]:
-        effects.append(name)
+        note(ledger, name)
         return {**state, "n": state["n"] + 1}
 
     return vertex
 
 
-def every_kind(effects: list[str]) -> ag.Graph:
+def every_kind(ledger: str) -> ag.Graph:
     """A plain vertex, a subgraph's and an async one: every place an attempt's span is made."""
 
     async def aio(state: dict[str, Any]) -> dict[str, Any]:
-        effects.append("aio")
+        note(ledger, "aio")
         return {**state, "n": state["n"] + 1}
 
-    inner = in_a_line(("deep", counted(effects, "deep")))
-    return in_a_line(("a", counted(effects, "a")), ("inner", inner), ("aio", aio))
+    inner = in_a_line(("deep", counted(ledger, "deep")))
+    return in_a_line(("a", counted(ledger, "a")), ("inner", inner), ("aio", aio))
+
+
+def noted(ledger: str) -> list[str]:
+    return Path(ledger).read_text().splitlines()
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> str:
+    return str(tmp_path / "effects")
 
 
 @pytest.mark.parametrize("how", ["invoke", "ainvoke", "stream"])
-def test_a_raising_span_processor_changes_no_outcome(broken: Raising, compile_graph, how: str) -> None:
-    effects: list[str] = []
-    app = compile_graph(every_kind(effects), checkpointer=MemoryCheckpointer())
+def test_a_raising_span_processor_changes_no_outcome(
+    broken: Raising, compile_graph, ledger: str, how: str
+) -> None:
+    app = compile_graph(every_kind(ledger), checkpointer=MemoryCheckpointer())
     if how == "invoke":
         state = app.invoke({"n": 0}, thread_id="t").state
     elif how == "ainvoke":
@@ -88,7 +102,7 @@ def test_a_raising_span_processor_changes_no_outcome(broken: Raising, compile_gr
     else:
         state = list(app.stream({"n": 0}, thread_id="t", mode="values"))[-1]
     assert state == {"n": 3}
-    assert sorted(effects) == ["a", "aio", "deep"]  # each vertex once: nothing was retried
+    assert sorted(noted(ledger)) == ["a", "aio", "deep"]  # each vertex once: nothing was retried
     assert app.get_state("t").status == "done"
     assert broken.raised > 0  # it did raise, in the run's threads
 
@@ -105,28 +119,27 @@ def test_a_failing_vertex_still_fails_with_its_own_error(broken: Raising, compil
     assert broken.raised > 0
 
 
-def test_a_question_asked_and_answered_under_a_raising_processor(broken: Raising, compile_graph) -> None:
-    effects: list[str] = []
-
+def test_a_question_asked_and_answered_under_a_raising_processor(
+    broken: Raising, compile_graph, ledger: str
+) -> None:
     def ask(state: dict[str, Any]) -> dict[str, Any]:
-        effects.append("before")
+        note(ledger, "before")
         answer = ag.interrupt("ship?")
-        effects.append(f"after:{answer}")
+        note(ledger, f"after:{answer}")
         return {**state, "answer": answer}
 
     app = compile_graph(in_a_line(("ask", ask)), checkpointer=MemoryCheckpointer())
     assert app.invoke({"n": 0}, thread_id="q").status == "interrupted"
     done = app.invoke(ag.Command(resume="yes"), thread_id="q")
     assert done.status == "done" and done.state == {"n": 0, "answer": "yes"}
-    assert effects[-1] == "after:yes" and effects.count("after:yes") == 1
+    assert noted(ledger)[-1] == "after:yes" and noted(ledger).count("after:yes") == 1
     assert broken.raised > 0
 
 
 def test_each_failing_place_is_logged_once(
-    broken: Raising, compile_graph, caplog: pytest.LogCaptureFixture
+    broken: Raising, compile_graph, ledger: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    effects: list[str] = []
-    app = compile_graph(every_kind(effects))
+    app = compile_graph(every_kind(ledger))
     with caplog.at_level(logging.DEBUG, logger="actorgraph"):
         app.invoke({"n": 0})
         first = _failures(caplog, logging.WARNING)

@@ -15,12 +15,10 @@ from actorgraph._model.errors import (
     ActorGraphError,
     AlreadyAnsweredError,
     BackendError,
-    CacheWarning,
     CheckpointError,
     ConfigError,
     ConfigFileError,
     GraphValidationError,
-    GraphValidationWarning,
     InvalidUpdateError,
     MergeConflictError,
     MissingDependencyError,
@@ -32,7 +30,6 @@ from actorgraph._model.errors import (
     RunTimeoutError,
     SerializationError,
     StoreError,
-    StuckVertexWarning,
     ThreadNotFoundError,
     VertexActorDiedError,
     VertexError,
@@ -52,6 +49,7 @@ from actorgraph._model.records import (
     VertexResult,
 )
 from actorgraph._model.results import RunResult, Snapshot
+from actorgraph._model.warnings import CacheWarning, GraphValidationWarning, StuckVertexWarning
 from actorgraph.cache import MemoryCache, SqliteCache
 
 __all__ = [

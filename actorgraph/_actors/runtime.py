@@ -21,8 +21,9 @@ from actorgraph._actors.messages import Launch, Order
 from actorgraph._actors.subgraphs import ChildRunner
 from actorgraph._actors.timer import Timer
 from actorgraph._engine.clock import Clock
-from actorgraph._model.errors import ActorGraphError, StuckVertexWarning
+from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.spec import GraphSpec
+from actorgraph._model.warnings import StuckVertexWarning
 
 __all__ = ["Runtime"]
 

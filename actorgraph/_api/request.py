@@ -19,10 +19,11 @@ from typing import Any, Final, TypedDict
 from actorgraph._actors.backend import DEFAULT, Backend
 from actorgraph._api.spellings import with_config
 from actorgraph._engine.caching import namespace_of
-from actorgraph._model.errors import ConfigError, GraphValidationWarning
+from actorgraph._model.errors import ConfigError
 from actorgraph._model.policy import NodeCache
 from actorgraph._model.runs import DURABILITY, Breakpoints, Durability, RunRequest
 from actorgraph._model.spec import GraphSpec
+from actorgraph._model.warnings import GraphValidationWarning
 from actorgraph.checkpoint._protocol import Checkpointer
 from actorgraph.checkpoint._store import check_thread_id
 from actorgraph.events import Listener

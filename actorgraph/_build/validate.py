@@ -7,7 +7,8 @@ from typing import Any
 
 from actorgraph._build.builder import GraphBuilder
 from actorgraph._build.functions import check_handler, takes_ctx
-from actorgraph._model.errors import GraphValidationError, GraphValidationWarning
+from actorgraph._model.errors import GraphValidationError
+from actorgraph._model.warnings import GraphValidationWarning
 from actorgraph._model.records import END, START
 from actorgraph._model.schema import Schema
 from actorgraph._model.spec import ChildSpec, GraphSpec, JoinSpec, RouterSpec, VertexSpec

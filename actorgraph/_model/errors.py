@@ -18,12 +18,10 @@ __all__ = [
     "ActorGraphError",
     "AlreadyAnsweredError",
     "BackendError",
-    "CacheWarning",
     "CheckpointError",
     "ConfigError",
     "ConfigFileError",
     "GraphValidationError",
-    "GraphValidationWarning",
     "InvalidUpdateError",
     "MergeConflictError",
     "MissingDependencyError",
@@ -35,7 +33,6 @@ __all__ = [
     "RunTimeoutError",
     "SerializationError",
     "StoreError",
-    "StuckVertexWarning",
     "ThreadNotFoundError",
     "VertexActorDiedError",
     "VertexError",
@@ -365,22 +362,6 @@ class VertexActorDiedError(ActorGraphError, ConnectionError):
     Its thread raised outside the task, or the actor was stopped. Retried by the
     default policy, like any transient failure.
     """
-
-
-class GraphValidationWarning(UserWarning):
-    """Warned by `compile()` when a graph compiles but something in it looks unintended."""
-
-
-class CacheWarning(RuntimeWarning):
-    """Warned by a node cache (`MemoryCache`, `SqliteCache`) that finds an entry it cannot use.
-
-    The entry is damaged, or was written with another serializer or key: it
-    counts as a miss, so the vertex runs and its outcome replaces the entry.
-    """
-
-
-class StuckVertexWarning(RuntimeWarning):
-    """Warned by `CompiledGraph.close()` when vertex actors are still running tasks it has to wait for."""
 
 
 class CheckpointError(ActorGraphError):

@@ -11,8 +11,9 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from actorgraph._model.errors import ActorGraphError, CacheWarning
+from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.policy import CachedOutcome, check_ttl
+from actorgraph._model.warnings import CacheWarning
 from actorgraph.cache._entries import Damaged, outcome_of, plain_entry
 from actorgraph.cache._keys import encode
 

@@ -1,9 +1,15 @@
 """A server that LangGraph's own clients drive: the LangGraph Server API on actorgraph's store.
 
 ```python
+import actorgraph as ag
 from actorgraph.server import create_app
 
-app = create_app({"agent": graph}, db="actorgraph.db")   # an ASGI app: uvicorn, or mount it
+graph = ag.Graph()
+graph.add_vertex("echo", lambda state: state)
+graph.add_edge(ag.START, "echo")
+graph.add_edge("echo", ag.END)
+
+app = create_app({"agent": graph}, db="actorgraph.db")  # an ASGI app: `uvicorn module:app`, or mount it
 ```
 
 `actorgraph server --config langgraph.json` serves the graphs of the file that

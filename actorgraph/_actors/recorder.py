@@ -94,9 +94,9 @@ class Recorder:
                 version's parts; the parts of other versions are read when needed).
             parent: the checkpoint the run continues from (an older one when replaying).
             source: the source recorded on the run's first checkpoint ("input", "fork", ...).
-            origin: the checkpoint that began the line of history the run continues;
-                a run from a new input or a fork begins a line of its own (its first
-                checkpoint's id, chosen now so subgraph runs can be named before it is written).
+            origin: the checkpoint that began the line of history the run continues; a new
+                input or a fork (a first checkpoint whose parent is not the head) begins a line
+                of its own: its first checkpoint's id, chosen now to name subgraph runs by.
             owner: in a stateful subgraph's thread, the parent's task whose call the
                 run serves, written into every checkpoint (see `Loaded.owner`).
         """
@@ -107,7 +107,7 @@ class Recorder:
         self.head = head
         self.parent = parent if parent is not None else head
         self.source = source
-        new_line = source in ("input", "fork") or origin is None
+        new_line = source in ("input", "fork") or origin is None or self.parent != head
         self._first_id = new_checkpoint_id() if new_line else None
         self.origin: str = self._first_id or origin or ""
         self.owner = owner

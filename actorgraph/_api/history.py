@@ -7,7 +7,14 @@ from typing import Any
 
 from actorgraph._actors.recorder import Recorder
 from actorgraph._api.inside import children, inner_spec
-from actorgraph._engine.by_hand import carried_over, check_vertex, moved, plan_supersteps, supersteps_of
+from actorgraph._engine.by_hand import (
+    carried_over,
+    check_vertex,
+    kept_pending,
+    moved,
+    plan_supersteps,
+    supersteps_of,
+)
 from actorgraph._engine.subgraphs import questions_dropped, vertex_of
 from actorgraph._engine.superstep import (
     next_vertices,
@@ -280,29 +287,42 @@ class History:
             raise dropped
         updates = [(values, as_vertex)]
         moved_to = moved(spec, loaded.position, updates, replace=replace)
-        return self._write(
-            thread, loaded, [(moved_to, carried_over(list(loaded.pending.values()), updates))]
-        )[0]
+        head = self._head(thread)
+        pending = kept_pending(list(loaded.pending.values()), fork=loaded.checkpoint_id != head)
+        return self._write(thread, loaded, head, [(moved_to, carried_over(pending, updates))])[0]
 
     def bulk_update_state(self, thread_id: str, supersteps: Any, *, checkpoint_id: str | None) -> list[str]:
         """Write an "update" checkpoint per superstep of updates, all planned before the first is written."""
         check_thread_id(thread_id)
         planned = supersteps_of(supersteps, self.spec)
         loaded = self._load(thread_id, checkpoint_id) if checkpoint_id else load(self._store(), thread_id)
+        head = self._head(thread_id)
         pos, pending = (loaded.position, list(loaded.pending.values())) if loaded else (Position(0), [])
-        return self._write(thread_id, loaded, plan_supersteps(self.spec, pos, pending, planned))
+        pending = kept_pending(pending, fork=loaded is not None and loaded.checkpoint_id != head)
+        return self._write(thread_id, loaded, head, plan_supersteps(self.spec, pos, pending, planned))
+
+    def _head(self, thread_id: str) -> str | None:
+        """The id of the thread's head checkpoint (None: a new thread)."""
+        row = self._store().get(thread_id)
+        return row.checkpoint_id if row is not None else None
 
     def _write(
-        self, thread_id: str, loaded: Loaded | None, steps: Sequence[tuple[Position, Sequence[VertexResult]]]
+        self,
+        thread_id: str,
+        loaded: Loaded | None,
+        head: str | None,
+        steps: Sequence[tuple[Position, Sequence[VertexResult]]],
     ) -> list[str]:
-        """Write the planned positions as "update" checkpoints after `loaded` (None: a new thread)."""
-        store = self._store()
-        head = store.get(thread_id)
+        """Write the planned positions as "update" checkpoints after `loaded` (None: a new thread).
+
+        An update of a checkpoint that is not the `head` forks the thread: the
+        recorder begins a new line of its history there, as a replay does.
+        """
         recorder = Recorder(
-            store,
+            self._store(),
             thread_id,
             "sync",
-            head=head.checkpoint_id if head is not None else None,
+            head=head,
             parent=loaded.row.checkpoint_id if loaded else None,
             stored=loaded.stored if loaded else (),
             source="update",

@@ -40,7 +40,9 @@ class Answering:
     new: tuple[tuple[Interrupt, Any], ...] = ()
 
 
-def answers_for(loaded: AtCheckpoint, resume: Any, earlier: Mapping[str, Claim] | None = None) -> Answering:
+def answers_for(
+    loaded: AtCheckpoint, resume: Any, earlier: Mapping[str, Claim] | None = None, *, fork: bool = False
+) -> Answering:
     """The answers `resume` gives the thread's pending questions, with those claimed before.
 
     Args:
@@ -48,26 +50,29 @@ def answers_for(loaded: AtCheckpoint, resume: Any, earlier: Mapping[str, Claim] 
         resume: the value of `Command(resume=...)`.
         earlier: stored answers to questions `resume` names that are not `loaded`'s
             (questions of earlier runs of the thread), to say who answered them.
+        fork: the answers are given to a replay of `loaded`, a new line of the
+            thread's history: what was claimed on the old line is not its answer.
 
     Raises:
         AlreadyAnsweredError: `resume` answers a question whose answer was claimed.
         ResumeError: nothing waits for an answer, an id is not pending, or a bare
             value is given while several interrupts wait.
     """
-    pending = {i.id: i for i in loaded.interrupts}
-    claims = {**(earlier or {}), **loaded.claims}
+    claimed = {} if fork else loaded.claims
+    pending = {i.id: i for i in loaded.asked if i.id not in claimed}
+    claims = {**(earlier or {}), **claimed}
     if isinstance(resume, Mapping):  # an answer to a question answered already says by whom, first
         for key in resume:
             if isinstance(key, str) and key in claims:
                 raise _already(loaded, claims[key])
-    if not pending and not loaded.claims:
+    if not pending and not claimed:
         if claims and not isinstance(resume, Mapping):  # a bare answer to a question just answered
             raise _already(loaded, next(iter(claims.values())))
         raise _nothing_to_answer(loaded)
     asked = {i.id: i for i in loaded.asked}
     given = _match(resume, pending, loaded)
     new = tuple((asked[i], value) for i, value in given.items())
-    before = ((asked[i], c.value) for i, c in loaded.claims.items() if i in asked)
+    before = ((asked[i], c.value) for i, c in claimed.items() if i in asked)
     return _grouped((*new, *before), new)
 
 

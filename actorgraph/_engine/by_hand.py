@@ -32,6 +32,7 @@ __all__ = [
     "base_state",
     "carried_over",
     "check_vertex",
+    "kept_pending",
     "moved",
     "plan_supersteps",
     "supersteps_of",
@@ -195,6 +196,17 @@ def carried_over(pending: Sequence[VertexResult], updates: Sequence[Update]) -> 
     if vertices & {START, END}:
         return []
     return [r for r in pending if r.status != "ok" and r.vertex not in vertices]
+
+
+def kept_pending(pending: Sequence[VertexResult], *, fork: bool) -> list[VertexResult]:
+    """The outcomes an update may carry from the checkpoint it applies to.
+
+    An update of a checkpoint that is not the thread's head forks the thread: a
+    new line of its history, whose questions are asked under ids of its own (as a
+    replay's are). So a fork carries no question: its task runs again and asks
+    anew, and an answer given to the old line's question never answers the fork's.
+    """
+    return [r for r in pending if r.status != "interrupt"] if fork else list(pending)
 
 
 def plan_supersteps(

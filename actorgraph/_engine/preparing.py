@@ -180,10 +180,10 @@ def _answered(  # noqa: PLR0913, PLR0917 - the graph, the run, the answer and wh
     earlier: Mapping[str, Claim] | None,
 ) -> RunPlan:
     """Answer pending interrupts (and apply `Command(update=...)`), then continue."""
-    replaying = request.checkpoint_id is not None
-    answering = claimed_only(loaded)
+    replaying = request.checkpoint_id is not None  # a fork: the old line's claims are not its answers
+    answering = Answering({}, frozenset()) if replaying else claimed_only(loaded)
     if command.resume is not UNSET:
-        answering = answers_for(loaded, command.resume, earlier)
+        answering = answers_for(loaded, command.resume, earlier, fork=replaying)
     elif command.update is None:
         msg = "an empty Command() as input does nothing: give it resume=..., update=... or goto=..."
         raise ActorGraphError(msg)
@@ -195,7 +195,7 @@ def _answered(  # noqa: PLR0913, PLR0917 - the graph, the run, the answer and wh
         position,
         "update" if changed else ("fork" if replaying else "loop"),
         record_start=changed or replaying,  # a fork records from a checkpoint of its own
-        pending=_pending_after_update(loaded, position),
+        pending=_pending_after_update(loaded, position, answering if replaying else None),
         answers=answering.by_task,
         passed=answering.passed,
         claims=_to_claim(answering, request),
@@ -272,8 +272,18 @@ def _updated(position: Position, update: Any, node_id: str, spec: GraphSpec) -> 
     return replace_state(position, Node.child(node_id, state, *live))
 
 
-def _pending_after_update(loaded: AtCheckpoint, position: Position) -> dict[str, VertexResult]:
-    """A state update re-runs finished tasks (their inputs changed); others keep their outcome."""
+def _pending_after_update(
+    loaded: AtCheckpoint, position: Position, fork: Answering | None
+) -> dict[str, VertexResult]:
+    """A state update re-runs finished tasks (their inputs changed); others keep their outcome.
+
+    A fork (a replay, answered by `fork`) keeps only the questions it answers: its
+    other tasks ask again, under its own ids (`by_hand.kept_pending`).
+    """
+    pending = dict(loaded.pending)
+    if fork is not None:
+        answered = fork.by_task.keys() | fork.passed
+        pending = {k: r for k, r in pending.items() if r.status != "interrupt" or k in answered}
     if position is loaded.position:
-        return dict(loaded.pending)
-    return {k: r for k, r in loaded.pending.items() if r.status != "ok"}
+        return pending
+    return {k: r for k, r in pending.items() if r.status != "ok"}

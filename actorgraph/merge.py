@@ -11,6 +11,10 @@ is therefore known, which is what lets parallel `+5` and `+3` on `10` give `18`.
   `MergeConflictError`.
 - `by_key({"log": append, "n": add}, default=...)` gives some keys a reducer.
 
+A branch changed a key when its value is not the base's: not the same object,
+nor equal with the same types, key order and signs all the way down (`==` alone
+would let `[1.0, 2.0]` pass for an unchanged `[1, 2]`, and lose it).
+
 Reducers: `replace` (last change in task order wins), `append` (every item any
 branch appended, once), `add` (sum of the branches' increments; sequences are
 appended), `union` (set additions and removals of every branch), `merge_dicts`
@@ -29,6 +33,7 @@ from typing import Any, Final
 from actorgraph._engine.fields import fields, rebuild
 from actorgraph._model.errors import ConfigError, InvalidUpdateError, MergeConflictError
 from actorgraph._model.records import Merge
+from actorgraph._model.sameness import unchanged
 
 __all__ = [
     "MISSING",
@@ -60,18 +65,6 @@ class _Missing:
 
 MISSING: Final[Any] = _Missing()
 """Stands for an absent key (a key a branch deleted, or the base never had)."""
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equality that tolerates values whose `==` is not a bool (arrays)."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):  # e.g. numpy arrays: ambiguous truth value
-        return False
 
 
 class Reducer:
@@ -120,17 +113,17 @@ class _Replace(Reducer):
 def _additions(value: Sequence[Any], base: Sequence[Any]) -> list[Any]:
     """The items `value` holds beyond `base` (an append-only view of a change)."""
     n = len(base)
-    if len(value) >= n and _same(list(value[:n]), list(base)):
+    if len(value) >= n and unchanged(list(value[:n]), list(base)):
         return list(value[n:])
     prefix = 0
     for mine, theirs in zip(value, base, strict=False):
-        if not _same(mine, theirs):
+        if not unchanged(mine, theirs):
             break
         prefix += 1
     rest = list(value[prefix:])
     for item in base[prefix:]:
         for i, candidate in enumerate(rest):
-            if _same(candidate, item):
+            if unchanged(candidate, item):
                 del rest[i]
                 break
     return rest
@@ -235,7 +228,7 @@ class _MergeDicts(Reducer):
             if not isinstance(value, Mapping):
                 msg = f"the merge_dicts reducer needs dicts, got {type(value).__name__}"
                 raise InvalidUpdateError(msg)
-            out.update({k: v for k, v in value.items() if k not in start or not _same(v, start[k])})
+            out.update({k: v for k, v in value.items() if k not in start or not unchanged(v, start[k])})
             for key in start:
                 if key not in value:
                     out.pop(key, None)
@@ -285,7 +278,7 @@ def _combine(key: str, old: Any, changed: list[tuple[int, Any]], reducer: Any) -
     values = [v for _, v in changed]
     if reducer is None:
         first = values[0]
-        if all(_same(v, first) for v in values[1:]):
+        if all(unchanged(v, first) for v in values[1:]):
             return first
         raise MergeConflictError(key, branches=[i for i, _ in changed], values=values)
     reducer = _ALIASES.get(reducer, reducer)
@@ -316,7 +309,9 @@ def _merge_states(base: Any, states: Sequence[Any], reducers: Mapping[str, Any],
     for key in _key_order(base_fields, keyed):
         old = base_fields.get(key, MISSING)
         changed = [
-            (i, value) for i, branch in enumerate(keyed) if not _same(value := branch.get(key, MISSING), old)
+            (i, value)
+            for i, branch in enumerate(keyed)
+            if not unchanged(value := branch.get(key, MISSING), old)
         ]
         value = _combine(key, old, changed, reducers.get(key, default)) if changed else old
         if value is not MISSING:
@@ -325,7 +320,7 @@ def _merge_states(base: Any, states: Sequence[Any], reducers: Mapping[str, Any],
 
 
 def _merge_whole(base: Any, states: Sequence[Any], reducer: Any) -> Any:
-    changed = [(i, s) for i, s in enumerate(states) if not _same(s, base)]
+    changed = [(i, s) for i, s in enumerate(states) if not unchanged(s, base)]
     if not changed:
         return states[-1]
     return _combine(STATE_KEY, base, changed, reducer)

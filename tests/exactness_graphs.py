@@ -22,8 +22,10 @@ vertex index or "END") and Sends (`["send", j, count]`: `count` Sends to vj with
 
 Every task appends its token `task_id@step` to `log`, adds its own power of two
 (`task_bit`) to `n`, and with `extras` also sets `last` (replace), adds to `tags`
-(union), sets `meta[token]` (merge_dicts), sets `best` (a plain binary `max`) and,
-in the seer, `seen = True` (no reducer: three-way). It pops the `item` a Send
+(union), sets `meta[token]` (merge_dicts), sets `best` (a plain binary `max`),
+sets `form` (replace) to one of several values that `==` calls equal but that
+differ in types, key order or sign (`form_of`), and, in the seer, `seen = True`
+(no reducer: three-way). It pops the `item` a Send
 gave it. The run's `context` (a `Probe`) hears about every task: before it does
 its work (where faults are injected) and once it has returned (the side channel
 the final state is checked against).
@@ -109,10 +111,20 @@ def task_number(token: str) -> int:
     return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), "big")
 
 
+def form_of(number: int) -> dict[str, Any]:
+    """One of the forms of a value, all equal by `==`: ints, floats or bools, keys in either order, ±0.0.
+
+    A store that kept an unchanged value by `==` alone would read another form back.
+    """
+    xs = [[1, 2], [1.0, 2.0], [True, 2], [1, 2.0]][number % 4]
+    keyed = [{"a": 1, "b": [0]}, {"b": [0.0], "a": 1}, {"a": True, "b": [False]}][number // 4 % 3]
+    return {"xs": xs, "keyed": keyed, "zero": [0.0, -0.0][number // 12 % 2]}
+
+
 def initial_state(desc: Desc) -> dict[str, Any]:
     """The input of a run of `desc`."""
     if desc.get("extras"):
-        return {"log": [], "n": 0, "last": "", "tags": [], "meta": {}, "best": 0}
+        return {"log": [], "n": 0, "last": "", "tags": [], "meta": {}, "best": 0, "form": form_of(0)}
     return {"log": [], "n": 0}
 
 
@@ -123,7 +135,7 @@ def merge_for(desc: Desc) -> Merge:
     """
     reducers: dict[str, Any] = {"log": append, "n": add}
     if desc.get("extras"):
-        reducers |= {"last": replace, "tags": union, "meta": merge_dicts, "best": max}
+        reducers |= {"last": replace, "tags": union, "meta": merge_dicts, "best": max, "form": replace}
     if desc.get("style") == "update":
         reducers["item"] = replace
     return by_key(reducers)
@@ -146,7 +158,9 @@ def vertex_fn(desc: Desc, index: int) -> Callable[[dict[str, Any], ag.Context[An
             probe.started(token)
         change: dict[str, Any] = {"log": [token], "n": 2 ** task_bit(token)}
         if extras:
-            change |= {"last": token, "tags": [token], "meta": {token: ctx.step}, "best": task_number(token)}
+            number = task_number(token)
+            change |= {"last": token, "tags": [token], "meta": {token: ctx.step}, "best": number}
+            change["form"] = form_of(number)
         if seer:
             change["seen"] = True
         result = change if updates else _applied(state, change)

@@ -27,6 +27,7 @@ from typing import Any, Literal, NotRequired, Required, Union
 
 from actorgraph._model.errors import GraphValidationError, InvalidUpdateError
 from actorgraph._model.managed import managed_kind
+from actorgraph._model.sameness import unchanged
 
 __all__ = ["Schema"]
 
@@ -211,7 +212,7 @@ class Schema:
         old = {name: getattr(base, name) for name in self.cls.model_fields}  # type: ignore[attr-defined]
         if not old.keys() <= data.keys():
             return None
-        return {k: v for k, v in data.items() if not _same_value(old.get(k, _ABSENT), v)}
+        return {k: v for k, v in data.items() if not unchanged(old.get(k, _ABSENT), v)}
 
     def _refusal(self, who: str, problems: list[str]) -> InvalidUpdateError:
         made = "made a state that does not fit" if self.role == "state" else "does not fit"
@@ -220,16 +221,6 @@ class Schema:
 
 
 _ABSENT = object()
-
-
-def _same_value(old: Any, new: Any) -> bool:
-    """Whether a value is the one the state already held (by identity, else by equality)."""
-    if old is new:
-        return True
-    try:
-        return bool(old == new) and type(old) is type(new)
-    except Exception:  # noqa: BLE001 - a value whose __eq__ fails is validated again
-        return False
 
 
 def _hints(cls: type) -> dict[str, Any]:

@@ -20,8 +20,9 @@ serialized once, as small states always were.
 
 A value is serialized only when it changed: each version's layout (its
 references) is remembered, and a child version reuses its parent's reference
-for a value that is its parent's value (`is`), or equal to it (same type, and
-`==` returns True). Addresses are digests of the plaintext serialization:
+for a value that is its parent's value (`is`), or equal to it in every way a
+reader can tell (`_model/sameness.py`: `==`, and the same types, key order and
+signs all the way down: `[1.0]` is not kept as `[1]`). Addresses are digests of the plaintext serialization:
 SHA-256 for plain serializers (checked again when a part is read, so a part
 stored under another id is refused), and a keyed digest for
 `EncryptedSerializer`, whose parts are also AEAD-bound to their thread and id.
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from actorgraph._model.errors import SerializationError
+from actorgraph._model.sameness import unchanged
 from actorgraph.checkpoint._protocol import Serializer
 
 __all__ = [
@@ -170,19 +172,6 @@ def _layout(refs: dict[Any, Ref] | None, whole: Ref | None) -> Layout:
     return Layout(refs, whole, tuple(dict.fromkeys(found)))
 
 
-def _equal(old: Any, new: Any) -> bool:
-    """`old is new`, or the same type and `==` returning exactly True (arrays never count)."""
-    if old is new:
-        return True
-    if type(old) is not type(new):
-        return False
-    try:
-        same = old == new
-    except Exception:  # noqa: BLE001 - a user type's == may raise anything: then it is a change
-        return False
-    return same is True
-
-
 class _Encoder:
     """Encodes one state: references for its values, and the parts not stored yet."""
 
@@ -205,7 +194,7 @@ class _Encoder:
         for old, ref in hints:
             if old is value:
                 return ref
-        if hints and _equal(hints[0][0], value):
+        if hints and unchanged(hints[0][0], value):
             return hints[0][1]
         if type(value) is list and len(value) > CHUNK_ITEMS:
             old_list, old_refs = next(
@@ -218,7 +207,7 @@ class _Encoder:
     def _chunk(self, items: list[Any], index: int, old: list[Any], old_refs: list[Any]) -> bytes | str:
         start, stop = index * CHUNK_ITEMS, (index + 1) * CHUNK_ITEMS
         chunk = items[start:stop]
-        if index < len(old_refs) and _equal(old[start:stop], chunk):
+        if index < len(old_refs) and unchanged(old[start:stop], chunk):
             return old_refs[index]  # type: ignore[no-any-return]
         return self.fresh(chunk)  # type: ignore[return-value]
 

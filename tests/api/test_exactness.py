@@ -6,15 +6,18 @@ shapes that once broke, kept as they were reported.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
+from exact_values import same
+from pydantic import BaseModel
 from shared import SharedDict
 
 import actorgraph as ag
 from actorgraph._engine.lineage import merge_nodes
 from actorgraph._model.records import Node
-from actorgraph.checkpoint import MemoryCheckpointer
+from actorgraph.checkpoint import MemoryCheckpointer, MsgpackSerializer
 from actorgraph.merge import add, append, by_key
 
 
@@ -115,3 +118,51 @@ def test_a_resumed_join_orders_items_as_the_uninterrupted_run(compile_graph) -> 
     with pytest.raises(ag.VertexError):
         app.invoke({"log": []}, thread_id="t")
     assert app.invoke(None, thread_id="t").state["log"] == uninterrupted == ["a", "b", "c", "d"]
+
+
+# -- equal by ==, yet not the same state: types, key order and signs survive a checkpoint ------------
+
+HIDDEN = {"xs": [1.0, 2.0], "keyed": {"b": 2, "a": 1}, "flags": [True], "zero": [-0.0]}
+"""What vertex "a" makes of BASE: equal by `==`, but no value of the same types, key order or sign."""
+BASE = {"xs": [1, 2], "keyed": {"a": 1, "b": 2}, "flags": [1], "zero": [0.0]}
+
+
+def hiding() -> ag.Graph:
+    g = ag.Graph(merge=by_key({"log": append}))
+    g.add_vertex("a", lambda s: {**s, **copy.deepcopy(HIDDEN), "log": [*s["log"], "a"]})
+    g.add_vertex("b", lambda s: {**s, "log": [*s["log"], "b"]})
+    g.add_vertex("c", lambda s: {**s, "log": [*s["log"], "c"]})
+    g.add_edge(ag.START, "a")
+    g.add_edge(ag.START, "b")
+    g.add_edge(["a", "b"], "c")
+    g.add_edge("c", ag.END)
+    return g
+
+
+def test_a_run_resumed_after_a_change_eq_cannot_see_equals_the_uninterrupted_one_type_for_type(
+    compile_graph, store
+) -> None:
+    app = compile_graph(hiding(), checkpointer=store)
+    whole = app.invoke({**BASE, "log": []}, thread_id="whole").state
+    assert same(whole, {**HIDDEN, "log": ["a", "b", "c"]})  # the merge after a and b took a's change
+    paused = app.invoke({**BASE, "log": []}, thread_id="t", interrupt_after=["a"])
+    assert paused.status == "interrupted"
+    assert same(app.get_state("t").state, paused.state)  # as stored, read back
+    assert same(app.invoke(None, thread_id="t").state, whole)
+
+
+class Form(BaseModel):
+    xs: list[int | float]
+    keyed: dict[str, int | bool]
+
+
+def test_an_update_that_eq_cannot_see_reaches_a_pydantic_state(compile_graph, store_factory) -> None:
+    g = ag.Graph(state=Form)
+    g.add_vertex("v", lambda s: s)
+    g.add_edge(ag.START, "v")
+    g.add_edge("v", ag.END)
+    app = compile_graph(g, checkpointer=store_factory(serializer=MsgpackSerializer(allowed=[Form])))
+    app.invoke(Form(xs=[1, 2], keyed={"a": 1, "b": 2}), thread_id="t")
+    app.update_state("t", {"xs": [1.0, 2.0], "keyed": {"b": 2, "a": True}})
+    state = app.get_state("t").state
+    assert same(state.xs, [1.0, 2.0]) and same(state.keyed, {"b": 2, "a": True})

@@ -5,7 +5,9 @@ so a child process (`exactness_child.py`) can build the same graph, die with
 SIGKILL and be resumed by another process. Every task appends a unique token to
 `log` and adds a unique power of two to `n`, so the final state tells which
 tasks were counted, and how often; a side channel (a list in this process, an
-fsynced ledger file in a child) tells which tasks ran.
+fsynced ledger file in a child) tells which tasks ran. States are compared type
+for type (`exact_values.same`: the same types, key order and signs all the way
+down), and the tasks set values that `==` alone cannot tell apart.
 
 Set EXACTNESS_SCALE (default 1) to multiply the number of examples.
 """
@@ -26,6 +28,7 @@ from typing import Any
 
 import exactness_graphs as eg
 import pytest
+from exact_values import same
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from shared import SharedEvent, SharedList
@@ -242,7 +245,7 @@ def faulted_run(  # noqa: PLR0913 - the run, its fault, and what the uninterrupt
     assert_counted_once(snapshot.state, [t for t in tokens if step_of(t) <= pause], what)
     if first is not None:
         assert first.status == "interrupted", what
-        assert first.state == snapshot.state, what
+        assert same(first.state, snapshot.state), f"{what}: the stored state reads back type for type"
     if fault == "interrupt":
         result = app.invoke(ag.Command(resume="yes"), thread_id=thread, context=probe)
         assert probe.answers == ["yes"]
@@ -266,7 +269,8 @@ def test_a_run_resumed_after_one_fault_equals_the_uninterrupted_run(
             result, probe = faulted_run(app, desc, f"faulted-{i}", fault=fault, target=target, tokens=tokens)
             assert result.status == "done", what
             assert result.state == expected, what
-            assert app.get_state(f"faulted-{i}").state == expected, what
+            assert same(result.state, expected), f"{what}: equal type for type, keys in order"
+            assert same(app.get_state(f"faulted-{i}").state, expected), what
             assert Counter(probe.tokens) == Counter(tokens), f"{what}: each task finishes once"
 
 
@@ -366,6 +370,7 @@ def assert_resumed_exactly(  # noqa: PLR0913 - what the survivor left, and what 
     result = json.loads(out.read_text())
     assert result["status"] == "done", point
     assert result["state"] == json.loads(json.dumps(state)), point
+    assert same(result["state"], json.loads(json.dumps(state))), f"{point}: equal type for type"
     assert stored <= set(ran_before), f"{point}: the store holds a task that never finished"
     assert not stored & set(ran_after), f"{point}: stored tasks ran again: {sorted(stored & set(ran_after))}"
     assert Counter(ran_after) == Counter(set(tokens) - stored), f"{point}: each unstored task runs once"

@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from exact_values import same
+from hypothesis import given
+from hypothesis import strategies as st
+from twins import twins, values
 
 import actorgraph as ag
 from actorgraph.checkpoint import (
@@ -20,7 +24,14 @@ from actorgraph.checkpoint import (
     SqliteCheckpointer,
 )
 from actorgraph.checkpoint._codec import FORMAT, aad, blob_aad
-from actorgraph.checkpoint._parts import CHUNK_ITEMS, INLINE_MAX, is_part_id
+from actorgraph.checkpoint._parts import (
+    CHUNK_ITEMS,
+    INLINE_MAX,
+    PartCodec,
+    assemble,
+    encode_state,
+    is_part_id,
+)
 
 Compile = Callable[..., ag.CompiledGraph]
 
@@ -142,6 +153,45 @@ def test_a_value_equal_to_its_parents_but_of_another_type_is_stored_as_itself(
     app.invoke({"n": 0, "v": 1}, thread_id="t")
     kinds = [type(s.state["v"]) for s in app.get_history("t")]
     assert kinds == [int, bool, float, int]
+
+
+def forms(n: int) -> dict[str, Any]:
+    """The values of step `n`: equal by `==` to step n - 1's, but never alike (types, key order, sign)."""
+    xs = [[1, 2], [1.0, 2.0], [True, 2], [1, 2.0], [1.0, True]][n]
+    keyed = [{"a": 1, "b": 0.0}, {"b": 0.0, "a": 1}, {"b": -0.0, "a": 1}, {"a": True, "b": -0.0}][n % 4]
+    inline = {"xs": xs, "keyed": keyed}
+    return {"inline": inline, "part": [inline] * 100, "chunks": [xs[0]] * (CHUNK_ITEMS * 2 + 3)}
+
+
+def test_a_value_equal_to_its_parents_but_not_alike_inside_is_stored_as_itself(
+    compile_graph: Compile, store: Any
+) -> None:
+    """Inline, as a part or in chunks: ints made floats or bools, keys reordered, 0.0 made -0.0."""
+    app = compile_graph(loop(4, lambda s: {**s, **forms(s["n"])}), checkpointer=store)
+    app.invoke({"n": 0, **forms(0)}, thread_id="t")
+    assert len(app.get_history("t")) == 5
+    for snap in app.get_history("t"):
+        assert same(snap.state, {"n": snap.state["n"], **forms(snap.state["n"])}), snap.state["n"]
+
+
+PART_AAD = b"part"
+
+
+@pytest.mark.slow  # a property over many drawn values
+@given(pair=twins(st.dictionaries(st.sampled_from("abc"), values, min_size=1)), big=st.booleans())
+def test_property_a_version_reads_back_type_for_type_whatever_its_parent_lends(
+    pair: tuple[dict[str, Any], dict[str, Any]], big: bool
+) -> None:
+    """A child version encoded with its parent's layout as hints reads back exactly as it was made."""
+    parent, child = pair
+    if big:  # each value a part of its own
+        parent, child = ({k: [v] * 300 for k, v in state.items()} for state in (parent, child))
+    codec = PartCodec(MsgpackSerializer(), "t", PART_AAD)
+    layout, parts = encode_state(codec, parent, [], lambda _: PART_AAD)
+    child_layout, child_parts = encode_state(codec, child, [(parent, layout)], lambda _: PART_AAD)
+    stored = {**parts, **child_parts}
+    decoded = {p: codec.loads(codec.open(p, data, PART_AAD)) for p, data in stored.items()}
+    assert same(assemble(codec, child_layout, decoded, "the child"), child)
 
 
 @dataclasses.dataclass(eq=False)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import operator
+from typing import Any
 
 import pytest
+from exact_values import same
 from hypothesis import given
 from hypothesis import strategies as st
+from twins import twins, values
 
 from actorgraph import InvalidUpdateError, MergeConflictError
 from actorgraph.merge import MISSING, add, append, by_key, merge_dicts, replace, three_way, union
@@ -34,6 +38,45 @@ def test_three_way_refuses_different_changes_and_names_the_key() -> None:
 def test_three_way_treats_adding_and_deleting_keys_as_changes() -> None:
     merged = three_way({"a": 1, "gone": 0}, [{"a": 1, "new": 2}, {"a": 1, "gone": 0}])
     assert merged == {"a": 1, "new": 2}
+
+
+HIDDEN_BASE = {"xs": [1, 2], "keyed": {"a": 1, "b": 2}, "flags": [[1]], "zero": [0.0]}
+HIDDEN_CHANGE = {"xs": [1.0, 2.0], "keyed": {"b": 2, "a": 1}, "flags": [[True]], "zero": [-0.0]}
+"""A change `==` cannot see: every value equal to the base's, none of the same types, key order or sign."""
+
+
+@pytest.mark.parametrize("merge", [three_way, by_key({}, default=replace), by_key({}, default=max)])
+def test_a_change_that_eq_cannot_see_is_taken_type_for_type(merge: Any) -> None:
+    unchanged = copy.deepcopy(HIDDEN_BASE)  # a branch that left everything as it was
+    for branches in ([HIDDEN_CHANGE, unchanged], [unchanged, HIDDEN_CHANGE]):
+        merged = merge(HIDDEN_BASE, branches)
+        assert same(merged, HIDDEN_CHANGE), merged
+
+
+def test_two_changes_that_eq_cannot_tell_apart_conflict() -> None:
+    with pytest.raises(MergeConflictError, match="'xs'"):
+        three_way({"xs": [1]}, [{"xs": [1.0]}, {"xs": [True]}])
+
+
+def test_merge_dicts_and_append_see_a_change_that_eq_cannot() -> None:
+    merged = merge_dicts.merge({"a": [1], "b": 2}, [{"a": [1.0], "b": 2}, {"a": [1], "b": 3}])
+    assert same(merged, {"a": [1.0], "b": 3})
+    assert same(append.merge([1], [[1, 2], [1.0]]), [1, 2, 1.0])  # [1.0] is not [1] with nothing appended
+
+
+@pytest.mark.slow  # a property over many drawn values
+@given(pair=twins(st.dictionaries(st.sampled_from("abcd"), values, min_size=1)), width=st.integers(1, 3))
+def test_property_a_hidden_change_survives_a_merge_with_unchanged_branches(
+    pair: tuple[dict[str, Any], dict[str, Any]], width: int
+) -> None:
+    """Each key's value, whatever `==` hides in it, is the changed branch's, type for type."""
+    base, changed = pair
+    for at in range(width + 1):
+        branches = [copy.deepcopy(base) for _ in range(width)]
+        branches.insert(at, changed)
+        merged = three_way(base, branches)
+        assert merged.keys() == changed.keys()  # in the base's order: a state's own key order is no change
+        assert all(same(merged[k], changed[k]) for k in changed), (merged, changed)
 
 
 def test_add_sums_increments_relative_to_the_base() -> None:

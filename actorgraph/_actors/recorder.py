@@ -274,11 +274,42 @@ class Recorder:
         if self.deferred:
             writes, blobs = self._write_rows(self.deferred)
             self.deferred = []
+        row = self._row(pos, tuple(pauses), blobs)
+        self.checkpointer.put(row, blobs=blobs, expect_head=self.head, writes=writes)
+        if self.saved is not None:
+            self.saved(row, pos, superstep)
+        self._moved(row, blobs, pos)
+        return row.checkpoint_id
+
+    def line(self, steps: Iterable[tuple[Position, Iterable[VertexResult]]]) -> list[str]:
+        """Write positions as a line of checkpoints, each with the outcomes it carries: all or none.
+
+        One transaction (`put_many`): a step that cannot be stored (a state the
+        serializer refuses, a store that fails) leaves the thread as it was.
+        """
+        head, source = self.head, self.source
+        rows: list[CheckpointRow] = []
+        blobs: dict[str, bytes] = {}
+        writes: dict[str, list[WriteRow]] = {}
+        for pos, carried in steps:
+            self.source = source  # each checkpoint of the line is, say, an "update"
+            row = self._row(pos, (), blobs)
+            self._moved(row, blobs, pos)
+            rows.append(row)
+            outcomes, needed = self._write_rows(carried)
+            if outcomes:
+                writes[row.checkpoint_id] = outcomes
+                blobs.update(needed)
+                self._sent(needed)
+        self.checkpointer.put_many(rows, blobs=blobs, expect_head=head, writes=writes)
+        return [row.checkpoint_id for row in rows]
+
+    def _row(self, pos: Position, pauses: tuple[Interrupt, ...], blobs: dict[str, bytes]) -> CheckpointRow:
+        """The row of a checkpoint of `pos` after the current parent; the blobs it needs go into `blobs`."""
         nodes = reachable(m.node for m in pos.messages())
         blobs.update(self._blobs_for(nodes.keys() - blobs.keys(), nodes=nodes))
         structure = self._structure(nodes)
         checkpoint_id, self._first_id = self._first_id or new_checkpoint_id(), None
-        pauses = tuple(pauses)
         record = {
             "format": FORMAT,
             "position": encode_position(pos),
@@ -289,7 +320,7 @@ class Recorder:
         if self.owner is not None:
             record["owner"] = self.owner
         data = self.serializer.dumps(record, aad=aad(self.thread_id, checkpoint_id))
-        row = CheckpointRow(
+        return CheckpointRow(
             self.thread_id,
             checkpoint_id,
             self.parent,
@@ -300,16 +331,15 @@ class Recorder:
             data,
             self._refs(structure),
         )
-        self.checkpointer.put(row, blobs=blobs, expect_head=self.head, writes=writes)
-        if self.saved is not None:
-            self.saved(row, pos, superstep)
+
+    def _moved(self, row: CheckpointRow, blobs: Mapping[str, bytes], pos: Position) -> None:
+        """The thread's head is `row` now (or will be, once the line it ends is stored)."""
         self._sent(blobs)
-        self.head = self.parent = checkpoint_id
+        self.head = self.parent = row.checkpoint_id
         self.source = "loop"
         self.written = set()
         self.dirty = False
         self._forget_dead_blobs(pos)
-        return checkpoint_id
 
     def paused(self, pos: Position, superstep: SuperstepState, status: str) -> None:
         """The run paused with `superstep` unfinished: store what is not stored yet."""

@@ -342,8 +342,9 @@ class CompiledGraph(Pictures, Generic[S]):
 
         Raises:
             InvalidUpdateError: a malformed list, or an update that does not fit
-                (naming the superstep and the update). Every superstep is planned
-                before the first is written, so the thread is left as it was.
+                (naming the superstep and the update), found before anything is written.
+            CheckpointError: the store failed (or `SerializationError`: it cannot keep
+                a state); the checkpoints are written in one transaction, so none is.
         """
         return self._threads.bulk_update_state(thread_id, supersteps, checkpoint_id=checkpoint_id)
 

@@ -329,9 +329,4 @@ class History:
             origin=loaded.origin if loaded else None,
             owner=loaded.owner if loaded else None,
         )
-        ids = []
-        for position, carried in steps:
-            recorder.source = "update"
-            ids.append(recorder.checkpoint(position))
-            recorder.carry(carried)
-        return ids
+        return recorder.line((position, carried) for position, carried in steps)

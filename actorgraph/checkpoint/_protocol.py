@@ -181,6 +181,35 @@ class Checkpointer(Protocol):
         """
         ...
 
+    def put_many(
+        self,
+        rows: Sequence[CheckpointRow],
+        *,
+        blobs: Mapping[str, bytes] = ...,
+        expect_head: str | None,
+        writes: Mapping[str, Sequence[WriteRow]] = ...,
+    ) -> None:
+        """Store a line of checkpoints of one thread and make the last the head, all or none.
+
+        What `bulk_update_state` writes: one checkpoint per superstep of updates,
+        with the outcomes each carries, in one transaction, so a failure on the
+        way leaves the thread as it was.
+
+        Args:
+            rows: the checkpoints, oldest first, each the parent of the next.
+            blobs: state versions they (or `writes`) refer to that may not be
+                stored yet (an id already stored is left as it is).
+            expect_head: the head the writer started from (None for a new
+                thread); as in `put`, a head that moved refuses the whole line.
+            writes: task results stored against some of `rows`, by checkpoint id
+                (the outcomes a checkpoint carries: its unfinished superstep's).
+
+        Raises:
+            CheckpointError: the head moved, an id is already stored, `rows` is
+                not one line of one thread, or the store failed; nothing was written.
+        """
+        ...
+
     def put_writes(
         self,
         thread_id: str,

@@ -1,17 +1,17 @@
 """One SQL store for SQLite and PostgreSQL: every statement and every method, written once.
 
-`SqlStore` holds the whole protocol (put, put_writes, get, get_writes,
-get_blobs, history, threads, delete_thread, prune) and the schema code, in
-standard SQL both databases run (`INSERT ... ON CONFLICT`, `CAST(... AS
-text)`). A dialect subclass supplies only what truly differs: its placeholder
-and column types (`Dialect`), how a connection runs a call in a transaction or
-outside one, how a list of ids is matched (`= ANY(%s)` or chunked `IN (?, ...)`),
-the statements that lock a thread or the schema, and its error messages.
+`SqlStore` holds the whole protocol (its writes in `SqlWrites`, its answers
+in `SqlAnswers`) and the schema code, in standard SQL both databases run
+(`INSERT ... ON CONFLICT`, `CAST(... AS text)`). A dialect subclass supplies
+only what truly differs: its placeholder and column types (`Dialect`), how a
+connection runs a call in a transaction or outside one, how a list of ids is
+matched (`= ANY(%s)` or chunked `IN (?, ...)`), the statements that lock a
+thread or the schema, and its error messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from actorgraph._model.errors import CheckpointError
@@ -19,21 +19,16 @@ from actorgraph._model.records import NS
 from actorgraph.checkpoint._dialect import Dialect, Statements
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
 from actorgraph.checkpoint._sql_answers import SqlAnswers
+from actorgraph.checkpoint._sql_writes import SqlWrites
 from actorgraph.checkpoint._store import (
     META_VERSION_KEY,
     StoreBase,
-    already_stored,
-    cas_refused,
     check_keep,
     check_limit,
     check_schema,
-    check_stored_thread_id,
     decode_refs,
     decode_row,
-    encode_refs,
-    now,
     prune_plan,
-    unknown_checkpoint,
     unused_blobs,
 )
 
@@ -45,7 +40,7 @@ Conn = Any
 """A DB-API connection (`sqlite3.Connection` or `psycopg.Connection`): `execute(sql, args)`, `cursor()`."""
 
 
-class SqlStore(SqlAnswers, StoreBase):
+class SqlStore(SqlWrites, SqlAnswers, StoreBase):
     """The checkpointer protocol on a SQL database; subclasses connect and run calls.
 
     Subclasses set `dialect` and `sql` (`Statements.of(dialect)`) and implement
@@ -137,87 +132,6 @@ class SqlStore(SqlAnswers, StoreBase):
         return int(rows[0][0])
 
     # -- the protocol -----------------------------------------------------------------------------
-
-    def put(
-        self,
-        row: CheckpointRow,
-        *,
-        blobs: Mapping[str, bytes] | None = None,
-        expect_head: str | None,
-        writes: Sequence[WriteRow] = (),
-    ) -> None:
-        """Store the blobs and the checkpoint, and make it the thread's head, in one transaction.
-
-        Args:
-            row: the checkpoint.
-            blobs: state versions it refers to; an id already stored keeps its bytes.
-            expect_head: the head the writer started from (None for a new thread).
-            writes: task results stored against `row.parent_id` in the same transaction.
-
-        Raises:
-            CheckpointError: the head moved (another run advanced the thread), the id
-                is already stored, or the database failed; nothing was written.
-        """
-        thread_id, checkpoint_id, sql = row.thread_id, row.checkpoint_id, self.sql
-        check_stored_thread_id(thread_id)
-        stamp = now()
-        values = (
-            thread_id, checkpoint_id, row.parent_id, row.step, row.source, row.status,
-            row.created_at, row.data, encode_refs(row.refs),
-        )  # fmt: skip
-
-        def work(conn: Conn) -> None:
-            if expect_head is None:
-                moved = conn.execute(sql.new_thread, (thread_id, checkpoint_id, row.status, stamp))
-            else:
-                moved = conn.execute(
-                    sql.move_head, (checkpoint_id, row.status, stamp, thread_id, expect_head)
-                )
-            if moved.rowcount != 1:
-                actual = conn.execute(sql.head, (thread_id,)).fetchone()
-                raise cas_refused(
-                    thread_id, checkpoint_id, expect_head, None if actual is None else actual[0]
-                )
-            if conn.execute(sql.insert_row, values).rowcount != 1:
-                raise already_stored(thread_id, checkpoint_id)
-            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
-            if writes:
-                self._many(conn, sql.insert_write, _write_rows(thread_id, row.parent_id or "", writes))
-
-        self._write(f"storing checkpoint {checkpoint_id!r} of thread {thread_id!r}", work)
-
-    def put_writes(
-        self,
-        thread_id: str,
-        checkpoint_id: str,
-        writes: Sequence[WriteRow],
-        *,
-        blobs: Mapping[str, bytes] | None = None,
-        status: str | None = None,
-    ) -> None:
-        """Store task results against a checkpoint (and their blobs), in one transaction.
-
-        Args:
-            thread_id: the thread.
-            checkpoint_id: the checkpoint whose next superstep the tasks belong to.
-            writes: the results; a later one for a task id replaces the earlier one.
-            blobs: state versions they refer to; an id already stored keeps its bytes.
-            status: when given, the thread's new status.
-
-        Raises:
-            CheckpointError: the checkpoint is unknown or the database failed; nothing was written.
-        """
-        stamp, sql = now(), self.sql
-        rows = _write_rows(thread_id, checkpoint_id, writes)
-
-        def work(conn: Conn) -> None:
-            touched = conn.execute(sql.touch, (stamp, status, thread_id, thread_id, checkpoint_id))
-            if touched.rowcount != 1:
-                raise unknown_checkpoint(thread_id, checkpoint_id)
-            self._many(conn, sql.insert_write, rows)
-            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
-
-        self._write(f"storing task results of thread {thread_id!r}", work)
 
     def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
         """One checkpoint, or the thread's head when `checkpoint_id` is None; None if absent."""
@@ -345,12 +259,6 @@ class SqlStore(SqlAnswers, StoreBase):
         for condition, args in self._matching(column, ids) if ids else ():
             sql = f"DELETE FROM actorgraph_{table} WHERE thread_id = {m} AND {condition}"  # noqa: S608
             conn.execute(sql, (thread_id, *args))
-
-
-def _write_rows(thread_id: str, checkpoint_id: str, writes: Sequence[WriteRow]) -> list[tuple[object, ...]]:
-    """The rows of task results stored against a checkpoint (the last one for a task id wins)."""
-    latest = {w.task_id: w for w in writes}  # one statement may not upsert a key twice
-    return [(thread_id, checkpoint_id, w.task_id, w.data, encode_refs(w.refs)) for w in latest.values()]
 
 
 def threads_query(

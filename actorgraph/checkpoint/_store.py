@@ -8,6 +8,7 @@ checkpoints a prune deletes, and what the errors say.
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import re
 import threading
@@ -314,6 +315,28 @@ def already_stored(thread_id: str, checkpoint_id: str) -> CheckpointError:
         f"checkpoint {checkpoint_id!r} of thread {thread_id!r} is already stored; nothing was "
         f"written. Checkpoint ids must be unique: generate a new id for every checkpoint."
     )
+
+
+def check_line(rows: Sequence[CheckpointRow]) -> str:
+    """The thread of `put_many`'s rows, once they are checked to be one line of it, oldest first.
+
+    Raises:
+        CheckpointError: no rows, rows of several threads, or a row whose parent is not the row before.
+    """
+    if not rows:
+        raise CheckpointError("put_many was given no checkpoint; give it at least one row")
+    thread_id = rows[0].thread_id
+    check_stored_thread_id(thread_id)
+    if len({row.checkpoint_id for row in rows}) < len(rows):
+        raise CheckpointError(f"put_many was given one checkpoint id twice for thread {thread_id!r}")
+    for before, row in itertools.pairwise(rows):
+        if row.thread_id != thread_id or row.parent_id != before.checkpoint_id:
+            raise CheckpointError(
+                f"put_many: checkpoint {row.checkpoint_id!r} of thread {row.thread_id!r} does not follow "
+                f"checkpoint {before.checkpoint_id!r} of thread {thread_id!r}; the rows must be one line "
+                f"of one thread, oldest first, each the parent of the next. Nothing was written."
+            )
+    return thread_id
 
 
 def unknown_checkpoint(thread_id: str, checkpoint_id: str) -> CheckpointError:

@@ -26,6 +26,7 @@ from actorgraph.checkpoint._store import (
     cas_refused,
     check_keep,
     check_limit,
+    check_line,
     check_metadata,
     check_stored_thread_id,
     moved_on,
@@ -108,26 +109,55 @@ class MemoryCheckpointer(StoreBase):
                 thread), or the checkpoint id is already stored; nothing was written.
         """
         check_stored_thread_id(row.thread_id)
-        row = _own_row(row)
-        owned = [_own_write(w) for w in writes]
+        against = {row.parent_id: writes} if writes and row.parent_id is not None else {}
+        self._commit([row], blobs, expect_head, against)
+
+    def put_many(
+        self,
+        rows: Sequence[CheckpointRow],
+        *,
+        blobs: Mapping[str, bytes] | None = None,
+        expect_head: str | None,
+        writes: Mapping[str, Sequence[WriteRow]] | None = None,
+    ) -> None:
+        """Store a line of checkpoints and make the last the head, all or none (see `Checkpointer`).
+
+        Raises:
+            CheckpointError: the head is not `expect_head`, an id is already
+                stored, or `rows` is not one line of one thread; nothing was written.
+        """
+        check_line(rows)
+        self._commit(rows, blobs, expect_head, writes or {})
+
+    def _commit(
+        self,
+        rows: Sequence[CheckpointRow],
+        blobs: Mapping[str, bytes] | None,
+        expect_head: str | None,
+        writes: Mapping[str, Sequence[WriteRow]],
+    ) -> None:
+        """Store `rows` (a line of one thread), blobs and `writes` by checkpoint id; the last is the head."""
+        rows = [_own_row(r) for r in rows]
+        owned = {checkpoint_id: [_own_write(w) for w in ws] for checkpoint_id, ws in writes.items()}
+        first, last = rows[0], rows[-1]
         with self._lock:
             threads = self._open()
-            thread = threads.get(row.thread_id)
+            thread = threads.get(first.thread_id)
             actual = None if thread is None else thread.head
             if actual != expect_head:
-                raise cas_refused(row.thread_id, row.checkpoint_id, expect_head, actual)
+                raise cas_refused(first.thread_id, first.checkpoint_id, expect_head, actual)
+            for row in rows:
+                if thread is not None and row.checkpoint_id in thread.checkpoints:
+                    raise already_stored(row.thread_id, row.checkpoint_id)
             if thread is None:
-                thread = threads[row.thread_id] = _Thread(row.checkpoint_id, row.status, now())
-            elif row.checkpoint_id in thread.checkpoints:
-                raise already_stored(row.thread_id, row.checkpoint_id)
+                thread = threads[first.thread_id] = _Thread(last.checkpoint_id, last.status, now())
             for blob_id, data in (blobs or {}).items():
                 thread.blobs.setdefault(blob_id, bytes(data))
-            thread.checkpoints[row.checkpoint_id] = row
-            if owned and row.parent_id is not None:
-                stored = thread.writes.setdefault(row.parent_id, {})
-                stored.update((w.task_id, w) for w in owned)
-            thread.head = row.checkpoint_id
-            thread.status = row.status
+            thread.checkpoints.update((row.checkpoint_id, row) for row in rows)
+            for checkpoint_id, stored in owned.items():
+                thread.writes.setdefault(checkpoint_id, {}).update((w.task_id, w) for w in stored)
+            thread.head = last.checkpoint_id
+            thread.status = last.status
             thread.updated_at = now()
 
     def put_writes(

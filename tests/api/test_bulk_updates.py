@@ -122,3 +122,50 @@ def test_an_update_as_end_ends_the_thread_and_drops_its_questions(compile_graph,
 def test_without_a_checkpointer_there_is_no_thread_to_update(compile_graph) -> None:
     with pytest.raises(ag.ActorGraphError, match=r"has no checkpointer"):
         compile_graph(chain()).bulk_update_state("t", [[{"log": ["x"]}]])
+
+
+# -- all or none: the checkpoints of one call are written in one transaction -------------------------
+
+
+class Shout(str):
+    """A str the default serializer refuses to store (it fits the schema's `str`)."""
+
+    __slots__ = ()
+
+
+def test_an_update_the_store_refuses_midway_leaves_the_thread_as_it_was(compile_graph, store) -> None:
+    app = compile_graph(chain(), checkpointer=store)
+    app.invoke({"log": []}, thread_id="t")
+    before = app.get_history("t")
+    supersteps = [[{"log": ["one"]}], [{"log": ["two"]}], [{"foo": Shout("three")}]]
+    with pytest.raises(ag.SerializationError, match="subclasses of str"):
+        app.bulk_update_state("t", supersteps)
+    assert [h.checkpoint_id for h in app.get_history("t")] == [h.checkpoint_id for h in before]
+    assert app.get_state("t").state == {"log": ["a", "b"], "foo": "a", "baz": "b"}
+    assert app.invoke({"log": ["again"]}, thread_id="t").status == "done"  # the thread goes on
+
+
+@pytest.mark.slow
+def test_a_store_failure_midway_leaves_the_thread_as_it_was(compile_graph, postgres_db: str) -> None:
+    """Another session holds the row the third checkpoint's new part goes into: that insert times out."""
+    import psycopg
+
+    from actorgraph.checkpoint import PostgresCheckpointer
+    from actorgraph.checkpoint._codec import aad
+    from actorgraph.checkpoint._parts import PartCodec
+
+    big = "z" * 5000  # a part of its own, stored under its content address
+    with PostgresCheckpointer(postgres_db, statement_timeout=1) as store:
+        app = compile_graph(chain(), checkpointer=store)
+        app.invoke({"log": []}, thread_id="t")
+        before = app.get_history("t")
+        codec = PartCodec(store.serializer, "t", aad("t", "part"))
+        part = codec.address(codec.dumps(big))
+        with psycopg.connect(postgres_db) as other:  # one transaction, open until the block ends
+            other.execute("INSERT INTO actorgraph_blobs VALUES (%s, %s, %s)", ("t", part, b"held"))
+            with pytest.raises(ag.CheckpointError, match="statement timeout"):
+                app.bulk_update_state("t", [[{"log": ["one"]}], [{"log": ["two"]}], [{"foo": big}]])
+            other.rollback()
+        assert [h.checkpoint_id for h in app.get_history("t")] == [h.checkpoint_id for h in before]
+        app.bulk_update_state("t", [[{"log": ["one"]}], [{"log": ["two"]}], [{"foo": big}]])
+        assert app.get_state("t").state == {"log": ["a", "b", "one", "two"], "foo": big, "baz": "b"}

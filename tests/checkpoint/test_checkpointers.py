@@ -209,6 +209,43 @@ def test_a_checkpoint_id_already_stored_is_refused(store):
     assert store.get_blobs("t", ["new"]) == {}
 
 
+def test_put_many_stores_a_line_with_the_writes_of_each_and_moves_the_head_to_its_end(store):
+    chain(store, "t", 1)
+    line = [row("t", 2, parent=1), row("t", 3, parent=2, status="interrupted", refs=["v"])]
+    writes = {cid(2): [WriteRow("a", b"a2")], cid(3): [WriteRow("b", b"b3", ("v",))]}
+    store.put_many(line, blobs={"v": b"x"}, expect_head=cid(1), writes=writes)
+    assert store.history("t")[:2] == line[::-1]
+    assert store.get("t").checkpoint_id == cid(3)
+    assert store.get_writes("t", cid(2)) == {"a": WriteRow("a", b"a2")}
+    assert store.get_writes("t", cid(3)) == {"b": WriteRow("b", b"b3", ("v",))}
+    assert store.get_blobs("t", ["v"]) == {"v": b"x"}
+    assert store.threads()[0].status == "interrupted"
+    store.put_many([row("new", 1), row("new", 2, parent=1)], expect_head=None)  # a new thread
+    assert store.get("new").checkpoint_id == cid(2)
+
+
+@pytest.mark.parametrize(
+    ("line", "expect", "error"),
+    [
+        ([row("t", 3, parent=2), row("t", 4, parent=3)], cid(1), "advanced the thread"),
+        ([row("t", 3, parent=2), row("t", 1, parent=3)], cid(2), "already stored"),
+        ([row("t", 3, parent=2), row("t", 4, parent=2)], cid(2), "one line of one thread"),
+        ([row("t", 3, parent=2), row("u", 4, parent=3)], cid(2), "one line of one thread"),
+        ([], cid(2), "no checkpoint"),
+    ],
+    ids=["stale head", "an id stored", "not a line", "two threads", "no rows"],
+)
+def test_a_refused_put_many_stores_nothing_of_its_line(store, line, expect, error):
+    chain(store, "t", 2)
+    before, info = store.history("t"), store.threads()
+    writes = {r.checkpoint_id: [WriteRow("a", b"w")] for r in line}
+    with pytest.raises(CheckpointError, match=error):
+        store.put_many(line, blobs={"new": b"x"}, expect_head=expect, writes=writes)
+    assert_unchanged(store, "t", before, info)
+    assert store.get_blobs("t", ["new"]) == {}
+    assert all(store.get_writes("t", r.checkpoint_id) == {} for r in line)
+
+
 def race(puts) -> tuple[list[int], list[Exception]]:
     """Run the callables at once; return the indexes that succeeded and the errors."""
     barrier = threading.Barrier(len(puts))

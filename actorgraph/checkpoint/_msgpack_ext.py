@@ -275,14 +275,23 @@ class Codec:
         return fields
 
     def pydantic_payload(self, model: Any) -> list[Any]:
-        """[class path, model_dump(mode="python")] of an allowed pydantic model."""
+        """[class path, field values, names of the fields set] of an allowed pydantic model.
+
+        The values are the model's own (nested models, enums and dataclasses
+        packed as themselves, so their classes are allowed as any other's), and
+        loading puts them back without validating them again: a value is
+        validated once, when it enters a state, so a validator that transforms
+        its input (prefixes a name) is not applied again on every load.
+        """
         cls = type(model)
         self.allow.check(cls)
         try:
-            data = model.model_dump(mode="python")
-        except Exception as exc:  # noqa: BLE001 - the model's own serializers may raise anything
-            raise Refused(model, f"its model_dump() failed ({type(exc).__name__}: {exc})") from None
-        return [class_path(cls), data]
+            values = {name: getattr(model, name) for name in cls.model_fields}
+            values.update(model.__pydantic_extra__ or {})
+            fields_set = sorted(model.model_fields_set)
+        except Exception as exc:  # noqa: BLE001 - a model's own attribute hooks may raise anything
+            raise Refused(model, f"its fields could not be read ({type(exc).__name__}: {exc})") from None
+        return [class_path(cls), values, fields_set]
 
     def find_refusal(self, value: Any) -> tuple[str, Refused] | None:
         """The path and reason of the first part of `value` that `pack` refuses, if any.
@@ -375,9 +384,17 @@ class Codec:
         return _rebuild(path, build)
 
     def _load_pydantic(self, items: list[Any]) -> Any:
-        path, fields = items
-        cls: Any = self._user_class(path, is_pydantic_class, "a pydantic model")
-        return _rebuild(path, lambda: cls.model_validate(fields))
+        """A model from its stored values, not validated again (`model_dump` data of old: validated)."""
+        if len(items) == 2:  # noqa: PLR2004 - [path, model_dump()], as actorgraph stored models before
+            path, dumped = items
+            cls: Any = self._user_class(path, is_pydantic_class, "a pydantic model")
+            return _rebuild(path, lambda: cls.model_validate(dumped))
+        path, values, fields_set = items
+        cls = self._user_class(path, is_pydantic_class, "a pydantic model")
+        values = _dict(values)
+        if type(fields_set) is not list or not all(type(name) is str for name in fields_set):
+            raise TypeError("the names of the fields set are not a list of strings")
+        return _rebuild(path, lambda: cls.model_construct(_fields_set=set(fields_set), **values))
 
 
 def _rebuild(path: object, build: Callable[[], Any]) -> Any:

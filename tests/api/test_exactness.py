@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from exact_values import same
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 from shared import SharedDict
 
 import actorgraph as ag
@@ -166,3 +166,32 @@ def test_an_update_that_eq_cannot_see_reaches_a_pydantic_state(compile_graph, st
     app.update_state("t", {"xs": [1.0, 2.0], "keyed": {"b": 2, "a": True}})
     state = app.get_state("t").state
     assert same(state.xs, [1.0, 2.0]) and same(state.keyed, {"b": 2, "a": True})
+
+
+class Greeted(BaseModel):
+    """A state whose validator transforms its input: applied twice, it shows."""
+
+    name: str
+    age: int = 0
+
+    @field_validator("name")
+    @classmethod
+    def greet(cls, value: str) -> str:
+        return f"Validated {value}"
+
+
+def test_a_value_is_validated_once_when_it_enters_the_state(compile_graph, store_factory) -> None:
+    """Not again on update_state (of other keys, or as a vertex), a new input, or a read of the thread."""
+    g = ag.Graph(state=Greeted)
+    g.add_vertex("v", lambda s: s)
+    g.add_edge(ag.START, "v")
+    g.add_edge("v", ag.END)
+    app = compile_graph(g, checkpointer=store_factory(serializer=MsgpackSerializer(allowed=[Greeted])))
+    assert app.invoke({"name": "Ann"}, thread_id="t").state.name == "Validated Ann"
+    app.update_state("t", {"age": 3})
+    app.update_state("t", {"age": 4}, as_vertex="v")
+    app.bulk_update_state("t", [[{"age": 5}], [{"age": 6}]])
+    assert app.invoke({"age": 7}, thread_id="t").state == Greeted(name="Ann", age=7)
+    assert {s.state.name for s in app.get_history("t")} == {"Validated Ann"}
+    app.update_state("t", {"name": "Bo"})
+    assert app.get_state("t").state.name == "Validated Bo"

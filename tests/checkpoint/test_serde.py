@@ -724,3 +724,67 @@ def test_encrypted_passes_on_the_inner_serializers_refusal(key: bytes) -> None:
     with pytest.raises(SerializationError) as info:
         serializer.dumps({"x": [Opaque()]})
     assert info.value.path == "['x'][0]"  # type: ignore[attr-defined]
+
+
+# -- a pydantic model is validated once, when it is made: loading it back runs no validator ---------
+
+
+class Greeted(pydantic.BaseModel):
+    """Its validators transform their input: run twice, they show it."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
+
+    name: str
+    point: Point | None = None
+    count: int = 0
+
+    @pydantic.field_validator("name")
+    @classmethod
+    def greet(cls, value: str) -> str:
+        return f"Validated {value}"
+
+    @pydantic.model_validator(mode="after")
+    def counted(self) -> Greeted:
+        self.count += 1
+        return self
+
+
+def test_a_pydantic_model_loads_back_as_it_was_without_its_validators_running_again() -> None:
+    model = Greeted(name="Ann", point=Point(x=1, y=2), note=(1, 2.0))
+    back = roundtrip(model, MsgpackSerializer(allowed=[*ALL, Greeted]))
+    assert (back.name, back.count, back.point, back.model_extra) == (
+        "Validated Ann",
+        1,
+        Point(x=1, y=2),
+        {"note": (1, 2.0)},
+    )
+    assert type(back.point) is Point and back.model_fields_set == model.model_fields_set
+
+
+def test_a_pydantic_model_stored_as_model_dump_data_still_loads_validated() -> None:
+    """What actorgraph stored before: the class path and `model_dump()`, validated when loaded."""
+    from actorgraph.checkpoint._msgpack_ext import _MARK, MAGIC, PYDANTIC
+
+    serializer = MsgpackSerializer(allowed=[*ALL, Greeted])
+    old = MAGIC + msgpack.packb(
+        [_MARK[PYDANTIC], f"{__name__}:Greeted", {"name": "Ann", "point": {"x": 1, "y": 2}}]
+    )
+    back = serializer.loads(old)
+    assert (back.name, back.count, type(back.point)) == ("Validated Ann", 1, Point)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [f"{__name__}:Greeted", {"name": "x"}, "name"],
+        [f"{__name__}:Greeted", {1: "x"}, []],
+        [f"{__name__}:Greeted", ["x"], []],
+    ],
+    ids=["fields set not a list", "a key not a name", "values not a mapping"],
+)
+def test_a_damaged_pydantic_record_is_refused(payload: list[Any]) -> None:
+    from actorgraph.checkpoint._msgpack_ext import _MARK, MAGIC, PYDANTIC
+
+    data = MAGIC + msgpack.packb([_MARK[PYDANTIC], *payload])
+    with pytest.raises(SerializationError):
+        MsgpackSerializer(allowed=[*ALL, Greeted]).loads(data)

@@ -172,15 +172,18 @@ def _checked_target(spec: GraphSpec, target: Any, who: str) -> str:
 def _check_payload(spec: GraphSpec, source: str, state: Any, send: Send) -> None:
     """A whole-state worker's payload must be a state: the worker's output replaces the state.
 
-    An update-returning worker takes any payload as its own input (its update
-    lands on the state the `Send` was made from), and a worker declared
-    `returns="state"` may delete keys on purpose: neither is checked.
+    Whether the worker returns whole states by default or was declared
+    `returns="state"` (it may then delete keys on purpose, by what it returns):
+    the keys a payload lacks were dropped by the sender, not by the worker, so
+    the router refuses it before the worker runs. An update-returning worker
+    takes any payload as its own input (its update lands on the state the
+    `Send` was made from): it is not checked.
 
     Raises:
         RoutingError: naming the sender and the worker, and both ways to fix it.
     """
     worker = spec.vertices[send.vertex]
-    if worker.returns != "state" or worker.flow is not None or worker.child is not None or worker.may_drop:
+    if worker.returns != "state" or worker.flow is not None or worker.child is not None:
         return
     problem = _not_a_state(spec, state, send.state)
     if problem:

@@ -263,8 +263,7 @@ class ToolNode:
         calls = inner["calls"]
         if not calls:
             return END
-        carried = {k: v for k, v in inner.items() if k != "calls"}  # a call's task needs its call only
-        return [Send(_CALL, {**carried, "call": call}) for call in calls]
+        return [Send(_CALL, {**inner, "call": call}) for call in calls]  # a whole state: the task returns one
 
     def _task(self, inner: dict[str, Any], ctx: Context[Any]) -> dict[str, Any] | Awaitable[dict[str, Any]]:
         call = inner["call"]

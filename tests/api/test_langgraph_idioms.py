@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 import pytest
 from mapreduce_child import ITEMS, Research, build
+from shared import SharedList
 
 import actorgraph as ag
 
@@ -90,10 +91,23 @@ def test_a_whole_payload_changes_the_state_only_through_what_the_worker_returns(
     assert state["n"] == 0 and sorted(state["seen"]) == [1, 2, 3]  # the payload's n never leaked
 
 
-def test_a_partial_payload_to_a_whole_state_worker_is_refused_at_the_router(compile_graph: Any) -> None:
-    g: ag.Graph[Research] = ag.Graph(state=Research)
+WHOLE_STATE = {
+    "by default": ({}, {}),
+    "said for the vertex": ({}, {"returns": "state"}),
+    "said for the graph": ({"returns": "state"}, {}),
+}
+"""How a worker comes to return whole states: (Graph options, add_vertex options)."""
+
+
+@pytest.mark.parametrize(("graph", "vertex"), WHOLE_STATE.values(), ids=WHOLE_STATE.keys())
+def test_a_partial_payload_to_a_whole_state_worker_is_refused_at_the_router(
+    compile_graph: Any, graph: dict[str, Any], vertex: dict[str, Any]
+) -> None:
+    """Before the worker runs (its output would replace the state), however it came to return whole states."""
+    ran = SharedList()  # seen from every process (the vertex may run on a Ray worker)
+    g: ag.Graph[Research] = ag.Graph(state=Research, **graph)
     g.add_vertex("plan", lambda s: s)
-    g.add_vertex("work", lambda s: {**s, "results": [s["item"]]})
+    g.add_vertex("work", lambda s: ran.append(s) or {**s, "results": [s["item"]]}, **vertex)
     g.add_edge(ag.START, "plan")
     g.add_conditional_edges("plan", lambda s: [ag.Send("work", {"item": i}) for i in range(2)], ["work"])
     g.add_edge("work", ag.END)
@@ -101,13 +115,15 @@ def test_a_partial_payload_to_a_whole_state_worker_is_refused_at_the_router(comp
         compile_graph(g).invoke({"topic": "t", "results": []})
     text = str(caught.value)
     assert "vertex 'plan' sent Send('work'" in text and "returns='update'" in text and "topic" in text
+    assert list(ran) == []
 
 
+@pytest.mark.parametrize(("graph", "vertex"), WHOLE_STATE.values(), ids=WHOLE_STATE.keys())
 def test_a_partial_payload_to_a_whole_state_worker_without_a_schema_is_refused_too(
-    compile_graph: Any,
+    compile_graph: Any, graph: dict[str, Any], vertex: dict[str, Any]
 ) -> None:
-    g: ag.Graph[Any] = ag.Graph()
-    g.add_vertex("work", lambda s: {**s, "done": True})
+    g: ag.Graph[Any] = ag.Graph(**graph)
+    g.add_vertex("work", lambda s: {**s, "done": True}, **vertex)
     g.add_conditional_edges(ag.START, lambda s: [ag.Send("work", {"item": 1})], ["work"])
     g.add_edge("work", ag.END)
     with pytest.raises(ag.RoutingError, match=r"START's router sent Send\('work'.*lacks the state's key"):

@@ -329,4 +329,4 @@ class History:
             origin=loaded.origin if loaded else None,
             owner=loaded.owner if loaded else None,
         )
-        return recorder.line((position, carried) for position, carried in steps)
+        return recorder.line(steps)

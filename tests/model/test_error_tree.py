@@ -17,6 +17,7 @@ BUILTINS = {"ValueError", "TypeError", "RuntimeError", "KeyError", "IndexError",
 DECODER_INTERNALS = {
     ("checkpoint/_msgpack_ext.py", "TypeError"),
     ("checkpoint/_msgpack_ext.py", "ValueError"),
+    ("checkpoint/_msgpack_classes.py", "TypeError"),
     ("checkpoint/_clocktime.py", "TypeError"),
     # raised inside an expression's evaluation, which turns each into a RoutingError naming it
     ("_api/files/expr.py", "TypeError"),

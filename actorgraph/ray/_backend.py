@@ -3,38 +3,31 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
 from actorgraph._actors.backend import Pool
+from actorgraph._actors.log import log
 from actorgraph._actors.timer import Timer
 from actorgraph._model.errors import ActorGraphError, BackendError
 from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.ray._code import pickled_code, refuse_invocations, search_path
 from actorgraph.ray._connect import Connection, connect, import_ray
+from actorgraph.ray._finisher import Finisher
+from actorgraph.ray._gate import Gate
 from actorgraph.ray._groups import Group, Partition, Profile
 from actorgraph.ray._partition import PartitionWorker
-from actorgraph.ray._pool import Finisher, RayPool
+from actorgraph.ray._placement import Node, check_placement, fits, plan, strategy
+from actorgraph.ray._pool import RayPool
+from actorgraph.ray._settings import Settings
 from actorgraph.ray._states import StateCache
 
 __all__ = ["RayBackend"]
-
-
-@dataclass(frozen=True, slots=True)
-class _Settings:
-    partitions: int | None
-    max_concurrency: int
-    num_cpus: int | None
-    connect_timeout: float
-    large_state: int
-    max_state_bytes: int | None
-    switch_interval: float | None
 
 
 class RayBackend:
@@ -44,6 +37,9 @@ class RayBackend:
     one group for vertices without `resources`, and one group per distinct
     `resources` request, whose partitions each hold those resources. The
     coordinator, routers, merges and the checkpointer stay in this process.
+    Partitions are spread over the cluster's nodes (`placement`); one whose
+    node dies is restarted by Ray on another node, and the attempts it was
+    running are retried by their vertex's `RetryPolicy`.
 
     One backend can serve many compiled graphs; `close()` it (or use it as a
     context manager) when done: it kills its partitions, and stops Ray if it
@@ -69,6 +65,12 @@ class RayBackend:
             (None: CPython's 5 ms). Longer wastes less CPU when many CPU-bound
             tasks share a partition (1.7x -> 1.8x on the fan-out benchmark), at the
             cost of up to that long a wait for an I/O-bound task woken beside them.
+        placement: where partitions run: `"spread"` names a node for each, in
+            proportion to the nodes' CPUs (a resource group: to the copies of its
+            resources each node holds), softly, so Ray restarts one whose node died
+            elsewhere; `"SPREAD"` or `"DEFAULT"` leave it to Ray's scheduler; a
+            Ray scheduling strategy (`ray.util.scheduling_strategies`) is given
+            to every partition as it is.
         init: more keyword arguments for `ray.init` (`runtime_env`, ...).
 
     Raises:
@@ -86,13 +88,14 @@ class RayBackend:
         large_state: int = 100 * 1024,
         max_state_bytes: int | None = None,
         switch_interval: float | None = 0.02,
+        placement: Any = "spread",
         init: Mapping[str, Any] | None = None,
     ) -> None:
         """Describe the backend (see the class for the settings); Ray is joined at the first compile."""
-        _check_settings(partitions, max_concurrency, connect_timeout, large_state)
-        self.address = address
         settings = (partitions, max_concurrency, num_cpus, connect_timeout, large_state, max_state_bytes)
-        self._set = _Settings(*settings, switch_interval)
+        self._set = Settings(*settings, switch_interval, placement)
+        self._set.check()
+        self.address = address
         self._init = dict(init or {})
         self._lock = threading.RLock()
         self._ray: Any = None
@@ -101,9 +104,13 @@ class RayBackend:
         self._code: dict[int, tuple[VertexSpec, bytes]] = {}
         self._finisher: Any = None
         self._states: StateCache | None = None
+        self._gate: Gate | None = None
+        self._pools: weakref.WeakSet[RayPool] = weakref.WeakSet()  # failed at once when Ray is let go
+        self._job: str | None = None  # the Ray job this backend joined as (a later ray.init is not ours)
         self._remote: Any = None
         self._driver: tuple[str, int] | None = None  # where this process runs: partitions end with it
         self._shipped: frozenset[str] = frozenset()
+        self._disconnected = False  # Ray was shut down under this backend (it closed itself)
         self.closed = False
 
     # -- what the engine calls ---------------------------------------------------------------
@@ -129,7 +136,10 @@ class RayBackend:
         self._connect()
         blob = self._pickled_code(vertex.name, vertex)
         group = self._group(vertex.resources)
-        return RayPool(self, spec=spec, vertex=vertex, timer=timer, group=group, code=self.ray.put(blob))
+        pool = RayPool(self, spec=spec, vertex=vertex, timer=timer, group=group, code=self.ray.put(blob))
+        with self._lock:
+            self._pools.add(pool)
+        return pool
 
     # -- the connection and the partitions ---------------------------------------------------
 
@@ -142,6 +152,28 @@ class RayBackend:
     def finisher(self) -> Any:
         """The actor that finishes the tasks whose answers land."""
         return self._finisher
+
+    @property
+    def gate(self) -> Gate:
+        """What every call of a task into Ray passes: shut once the backend lets Ray go."""
+        if self._gate is None:  # pragma: no cover - set by _connect before any pool exists
+            msg = "the Ray backend is not connected"
+            raise ActorGraphError(msg)
+        return self._gate
+
+    def unavailable(self, vertex: str) -> BackendError:
+        """The error of an attempt of `vertex` that Ray was let go under (closed, or `ray.shutdown()`)."""
+        why = (
+            "this RayBackend was closed"
+            if self.closed and not self._disconnected
+            else "Ray was shut down in this process (ray.shutdown()) under the RayBackend"
+        )
+        msg = (
+            f"vertex {vertex!r} could not run or finish on Ray: {why} while its run was in flight, "
+            "so its outcome is lost; the run's finished tasks are recorded: resume the thread "
+            "(invoke(None, thread_id=...)) on a new RayBackend (address=... joins the cluster again)"
+        )
+        return BackendError(msg)
 
     @property
     def states(self) -> StateCache:
@@ -157,6 +189,9 @@ class RayBackend:
         Waits (bounded by `connect_timeout`) for partitions still starting.
         """
         with self._lock:
+            if self.closed:
+                msg = "this RayBackend is closed: its partitions are gone"
+                raise BackendError(msg)
             groups = list(self._groups.values())
         out: dict[str, list[tuple[str, int]]] = {}
         for group in groups:
@@ -171,39 +206,78 @@ class RayBackend:
             return [p.actor for group in self._groups.values() for p in group.partitions]
 
     def wait_until_up(self, actor: Any) -> bool:
-        """Wait (up to `connect_timeout`) until a partition actor answers; False if it never did."""
-        ray = self.ray
+        """Wait (up to `connect_timeout`) until a partition actor answers; False if it never did.
+
+        Asks in slices of a second at most, so a backend closed meanwhile is not kept waiting.
+        """
+        ray, gate = self.ray, self.gate
         deadline = time.monotonic() + self._set.connect_timeout
-        while not self.closed and (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and gate.enter():
             try:
-                ray.get(actor.where.remote(), timeout=left)
+                ray.get(actor.where.remote(), timeout=min(left, 1.0))
             except ray.exceptions.GetTimeoutError:
-                return False
+                continue  # still starting (its node may be gone: Ray restarts it elsewhere)
             except ray.exceptions.RayError:
                 time.sleep(0.05)  # restarting: its calls fail at once until it is back
             else:
                 return True
+            finally:
+                gate.leave()
         return False
 
     def close(self) -> None:
-        """Kill the partitions; stop Ray if this backend started it. Idempotent."""
+        """Kill the partitions; stop Ray if this backend started it. Idempotent.
+
+        Attempts still in flight fail at once with a `BackendError` (not retried):
+        their runs end, and resume on a new backend.
+        """
         with self._lock:
             if self.closed:
                 return
             self.closed = True
             groups, self._groups = list(self._groups.values()), {}
             finisher, self._finisher = self._finisher, None
-        ray = self._ray
-        for group in groups:
+        ray, ours = self._ray, self._let_go()
+        for group in groups if ours else ():
             for partition in group.partitions:
                 with contextlib.suppress(Exception):
                     ray.kill(partition.actor, no_restart=True)
         if finisher is not None:
             finisher.stop()
         if self._connection is not None:
-            if self._connection.release is not None and ray is not None and ray.is_initialized():
+            if self._connection.release is not None and ours:
                 ray.shutdown()
             self._connection.close()
+
+    def _let_go(self) -> bool:
+        """Shut the gate and fail every attempt in flight; True if Ray is still this backend's connection."""
+        if self._gate is None:
+            return False
+        self._gate.shut(wait=5.0)
+        with self._lock:
+            pools = list(self._pools)
+        for pool in pools:
+            pool.lost()
+        return self._ours()
+
+    def _ours(self) -> bool:
+        """Whether this process is still connected to Ray as the job this backend joined as."""
+        try:  # the module's own function: `ray.get_runtime_context` would start a Ray if none is up
+            return bool(self._ray.runtime_context.get_runtime_context().get_job_id() == self._job)
+        except RuntimeError:  # Ray is not initialized in this process
+            return False
+
+    def _check_connection(self) -> None:
+        """The finisher's idle check: Ray shut down under this backend fails its runs now, not never.
+
+        After `ray.shutdown()` (and maybe a `ray.init()` of someone else's since), no
+        answer of this backend's calls will ever land: its attempts in flight fail.
+        """
+        if self.closed or self._ray is None or self._ours():
+            return
+        self._disconnected = True
+        log("warning", "Ray was shut down under an open RayBackend: its runs in flight fail")
+        self.close()
 
     def __enter__(self) -> Self:
         return self
@@ -225,6 +299,8 @@ class RayBackend:
         with self._lock:
             if self.closed:
                 msg = "this RayBackend is closed; make a new one"
+                if self._disconnected:
+                    msg = "Ray was shut down under this RayBackend (ray.shutdown()); make a new one"
                 raise BackendError(msg)
             if self._ray is not None:
                 return
@@ -233,12 +309,16 @@ class RayBackend:
                 self.address, num_cpus=self._set.num_cpus, wait=self._set.connect_timeout, init=self._init
             )
             ray = import_ray()
+            check_placement(self._set.placement, ray)
             store = ray.cluster_resources().get("object_store_memory", 0)
             most = self._set.max_state_bytes if self._set.max_state_bytes is not None else int(store) or 2**31
             self._states = StateCache(ray, large=self._set.large_state, most=most)
-            self._finisher = Finisher()
+            self._gate = Gate(ray)
+            self._finisher = Finisher(idle=self._check_connection)
             self._remote = ray.remote(PartitionWorker)
-            self._driver = (ray.get_runtime_context().get_node_id(), os.getpid())
+            context = ray.get_runtime_context()
+            self._driver = (context.get_node_id(), os.getpid())
+            self._job = context.get_job_id()
             self._ray = ray
 
     def _pickled_code(self, path: str, vertex: VertexSpec) -> bytes:
@@ -249,14 +329,16 @@ class RayBackend:
         self._code[id(vertex)] = (vertex, blob)
         return blob
 
-    def _nodes(self) -> list[dict[str, float]]:
-        return [n["Resources"] for n in self.ray.nodes() if n.get("Alive")]
+    def _nodes(self) -> list[Node]:
+        """The alive nodes of the cluster: their ids and resources, in Ray's order (the head first)."""
+        return [(n["NodeID"], n["Resources"]) for n in self.ray.nodes() if n.get("Alive")]
 
     def _feasible(self, path: str, resources: Mapping[str, float]) -> None:
-        if _fits(self._nodes(), resources) == 0:
+        nodes = self._nodes()
+        if fits(nodes, resources) == 0:
             have = "; ".join(
-                ", ".join(f"{k}={v:g}" for k, v in sorted(node.items()) if not k.startswith("node:"))
-                for node in self._nodes()
+                ", ".join(f"{k}={v:g}" for k, v in sorted(held.items()) if not k.startswith("node:"))
+                for _, held in nodes
             )
             msg = (
                 f"vertex {path!r} asks for resources {dict(resources)}, which no node of the Ray "
@@ -269,19 +351,21 @@ class RayBackend:
         with self._lock:
             group = self._groups.get(profile)
             if group is None:
-                started = [Partition(self._start_partition(profile)) for _ in self._count(profile)]
-                group = Group(profile, started)
+                nodes = self._nodes()
+                where = plan(nodes, dict(profile), self._count(nodes, profile))
+                group = Group(profile, [Partition(self._start_partition(profile, node)) for node in where])
                 self._groups[profile] = group
             return group
 
-    def _count(self, profile: Profile) -> range:
+    def _count(self, nodes: list[Node], profile: Profile) -> int:
+        """How many partitions the group of `profile` gets: the cluster's CPUs, or what the nodes hold."""
         cpus = int(self.ray.cluster_resources().get("CPU", 1)) or 1
         most = self._set.partitions or cpus
         if not profile:
-            return range(most)
-        return range(max(1, min(most, int(min(_fits(self._nodes(), dict(profile)), most)))))
+            return most
+        return max(1, min(most, int(min(fits(nodes, dict(profile)), most))))
 
-    def _start_partition(self, profile: Profile) -> Any:
+    def _start_partition(self, profile: Profile, node: str) -> Any:
         wanted = dict(profile)
         options: dict[str, Any] = {
             "max_restarts": -1,
@@ -289,25 +373,11 @@ class RayBackend:
             "max_concurrency": self._set.max_concurrency,
             "num_cpus": wanted.pop("num_cpus", 0),
             "num_gpus": wanted.pop("num_gpus", 0),
+            "scheduling_strategy": strategy(self.ray, self._set.placement, node, resources=bool(profile)),
         }
         if wanted:
             options["resources"] = wanted
-        if not profile:
-            options["scheduling_strategy"] = "SPREAD"
         return self._remote.options(**options).remote(self._set.switch_interval, self._driver)
-
-
-def _fits(nodes: list[dict[str, float]], resources: Mapping[str, float]) -> float:
-    """How many partitions holding `resources` the nodes can host together."""
-    names = {"num_cpus": "CPU", "num_gpus": "GPU"}
-    total = 0.0
-    for node in nodes:
-        copies = math.inf
-        for key, amount in resources.items():
-            if amount > 0:
-                copies = min(copies, node.get(names.get(key, key), 0.0) // amount)
-        total += copies
-    return total
 
 
 def _vertices(spec: GraphSpec, path: str = "") -> Iterator[tuple[str, VertexSpec]]:
@@ -316,18 +386,3 @@ def _vertices(spec: GraphSpec, path: str = "") -> Iterator[tuple[str, VertexSpec
         yield f"{path}{name}", vertex
         if vertex.child is not None:
             yield from _vertices(vertex.child.spec, f"{path}{name}/")
-
-
-def _check_settings(partitions: Any, max_concurrency: Any, connect_timeout: Any, large_state: Any) -> None:
-    from actorgraph._model.errors import ConfigError  # noqa: PLC0415 - only for the messages
-
-    for name, value, low in (("partitions", partitions, 1), ("max_concurrency", max_concurrency, 1)):
-        if value is not None and not (isinstance(value, int) and value >= low):
-            msg = f"RayBackend({name}={value!r}): give an int >= {low}"
-            raise ConfigError(msg)
-    if not (isinstance(connect_timeout, (int, float)) and connect_timeout > 0):
-        msg = f"RayBackend(connect_timeout={connect_timeout!r}): give a positive number of seconds"
-        raise ConfigError(msg)
-    if not (isinstance(large_state, int) and large_state >= 0):
-        msg = f"RayBackend(large_state={large_state!r}): give a number of bytes >= 0"
-        raise ConfigError(msg)

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import queue
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -27,7 +25,6 @@ import cloudpickle
 from actorgraph._actors.attempt_spans import NO_SPAN, AttemptSpan, NoSpan, attempt_span
 from actorgraph._actors.backend import Worker
 from actorgraph._actors.bounded import BoundedPool
-from actorgraph._actors.log import log
 from actorgraph._actors.messages import Done, Order
 from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
@@ -37,6 +34,7 @@ from actorgraph._engine.context import Context
 from actorgraph._engine.task import Prepared, cached, finish, kept, prepare
 from actorgraph._model.errors import (
     ActorGraphError,
+    BackendError,
     RunCancelledError,
     SerializationError,
     VertexActorDiedError,
@@ -44,6 +42,8 @@ from actorgraph._model.errors import (
 from actorgraph._model.records import ErrorInfo, VertexResult
 from actorgraph._model.spec import GraphSpec, VertexSpec
 from actorgraph.events import TaskStarted
+from actorgraph.ray._finisher import Finisher
+from actorgraph.ray._gate import Gate
 from actorgraph.ray._groups import Group, Partition
 from actorgraph.ray._partition import NEED_CODE, portable_error
 from actorgraph.ray._states import StateCache
@@ -64,11 +64,18 @@ class Host(Protocol):
     def states(self) -> StateCache:
         """Where input states are encoded."""
 
+    @property
+    def gate(self) -> Gate:
+        """What every call into Ray passes."""
+
     def wait_until_up(self, actor: Any) -> bool:
         """Wait until a partition answers again."""
 
+    def unavailable(self, vertex: str) -> BackendError:
+        """The error of an attempt of `vertex` that cannot be made or finished: Ray was let go."""
 
-__all__ = ["Finisher", "Host", "RayPool"]
+
+__all__ = ["Host", "RayPool"]
 
 
 @dataclass(slots=True)
@@ -132,8 +139,12 @@ class RayPool(BoundedPool):
         assert flight is not None  # noqa: S101 - checked under the lock above
         self.group.release(flight.partition)
         flight.span.close()  # given up: no outcome
-        with contextlib.suppress(Exception):  # best effort: a running threaded call may not stop
-            self.backend.ray.cancel(flight.ref)
+        if self.backend.gate.enter():
+            try:
+                with contextlib.suppress(Exception):  # best effort: a running threaded call may not stop
+                    self.backend.ray.cancel(flight.ref)
+            finally:
+                self.backend.gate.leave()
         self._next()
         return True
 
@@ -142,6 +153,28 @@ class RayPool(BoundedPool):
         with self._lock:
             self._close()
         return []
+
+    def lost(self) -> None:
+        """The backend let Ray go (closed, or Ray shut down under it): fail what is in flight or waiting.
+
+        Their answers will never land (Ray drops them on `ray.shutdown()`), so each
+        attempt ends now with the backend's error, not retried: the run fails, and
+        resumes on a new backend. Called once the gate is shut: no call is under way.
+        """
+        with self._lock:
+            flights = [flight for flight in self._flights.values() if flight is not None]
+            for flight in flights:
+                del self._flights[flight.order.token]
+            waiting = list(self._queue)
+            self._queue.clear()
+        for flight in flights:
+            self.group.release(flight.partition)
+            if flight.timer_handle is not None:
+                self.timer().cancel(flight.timer_handle)
+            flight.span.close()
+        for order in [flight.order for flight in flights] + waiting:
+            error = self.backend.unavailable(order.task.vertex)
+            report(order, Done(order.run_id, order.token, failed_result(order, error)))
 
     def landed(self, token: int, answer: Any) -> None:
         """A call's answer arrived (on the finisher thread): send the next order, report this one.
@@ -204,6 +237,10 @@ class RayPool(BoundedPool):
         if reused is not None:  # the node cache had its outcome: nothing leaves the driver
             return reused
         span = attempt_span(order, current=False)  # current in the worker while the vertex runs there
+        gate = self.backend.gate
+        if not gate.enter():  # the backend let Ray go: no call may be made
+            span.close()
+            return failed_result(order, self.backend.unavailable(task.vertex))
         try:
             state = self.backend.states.encode(prepared.node_in, task.vertex, prepared.given(self.spec))
             failure = portable_error(order.failure) if order.failure is not None else None
@@ -213,18 +250,32 @@ class RayPool(BoundedPool):
         except SerializationError as exc:
             span.close()
             return failed_result(order, exc)
+        finally:
+            gate.leave()
         if order.env.listen is not None:
             order.env.listen(
                 TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
             )
-        partition = self.group.pick()
-        ref = self._call(partition, blob, stored, with_code=self._key not in partition.known)
-        flight = _Flight(order, prepared, partition, ref, blob, stored, lookup=lookup, span=span)
-        if self.vertex.timeout is not None:
-            flight.timer_handle = self._arm(order)
-        with self._lock:
-            self._flights[order.token] = flight
-        self._watch(flight)
+        sent = _Flight(order, prepared, self.group.pick(), None, blob, stored, lookup=lookup, span=span)
+        return self._dispatch(sent)
+
+    def _dispatch(self, flight: _Flight) -> VertexResult | None:
+        """Call `flight`'s vertex on the least-loaded partition of its group, unless Ray was let go."""
+        gate, order, partition = self.backend.gate, flight.order, flight.partition
+        if not gate.enter():
+            self.group.release(partition)
+            flight.span.close()
+            return failed_result(order, self.backend.unavailable(order.task.vertex))
+        try:
+            known = self._key in partition.known
+            flight.ref = self._call(partition, flight.blob, flight.stored, with_code=not known)
+            if self.vertex.timeout is not None:
+                flight.timer_handle = self._arm(order)
+            with self._lock:
+                self._flights[order.token] = flight
+            self._watch(flight)
+        finally:
+            gate.leave()
         return None
 
     def _watch(self, flight: _Flight) -> None:
@@ -248,8 +299,13 @@ class RayPool(BoundedPool):
                 flight.partition.known.add(self._key)
             return False
         flight.partition.known.discard(self._key)
-        flight.ref = self._call(flight.partition, flight.blob, flight.stored, with_code=True)
-        self._watch(flight)
+        if not self.backend.gate.enter():  # Ray was let go: `_outcome` reports the backend's error
+            return False
+        try:
+            flight.ref = self._call(flight.partition, flight.blob, flight.stored, with_code=True)
+            self._watch(flight)
+        finally:
+            self.backend.gate.leave()
         return True
 
     def _call(self, partition: Partition, blob: bytes, stored: Any, *, with_code: bool) -> Any:
@@ -262,6 +318,8 @@ class RayPool(BoundedPool):
     def _outcome(self, flight: _Flight, answer: Any) -> VertexResult:
         """The task's result from the partition's answer (or from how the call failed)."""
         order, prepared = flight.order, flight.prepared
+        if isinstance(answer, bytes) and answer == NEED_CODE:  # not sent again: the backend let Ray go
+            return _error(order, prepared, self.backend.unavailable(order.task.vertex), retryable=False)
         exceptions = self.backend.ray.exceptions
         try:
             called = cloudpickle.loads(_value(answer))
@@ -331,35 +389,3 @@ def _pickled(value: Any, vertex: str) -> bytes:
         )
         raise SerializationError(msg) from exc
     return blob
-
-
-class Finisher:
-    """The thread that finishes tasks whose answers landed.
-
-    Ray calls back on its own threads, which must not run user code (routers,
-    reducers) or block; the callbacks only queue the answer here.
-    """
-
-    def __init__(self) -> None:
-        """Start the thread."""
-        self._inbox: queue.SimpleQueue[tuple[RayPool, int, Any] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name="actorgraph-ray-finisher", daemon=True)
-        self._thread.start()
-
-    def tell(self, landed: tuple[RayPool, int, Any]) -> None:
-        """Queue `(pool, token, answer)`: that attempt's answer (or its Ray error) landed."""
-        self._inbox.put(landed)
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Finish what is queued, then end the thread."""
-        self._inbox.put(None)
-        if threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
-
-    def _loop(self) -> None:
-        while (landed := self._inbox.get()) is not None:
-            pool, token, answer = landed
-            try:
-                pool.landed(token, answer)
-            except Exception:  # noqa: BLE001 - never lose the thread: log, and go on with the next
-                log("error", "finishing a Ray task failed", vertex=pool.vertex.name, exc_info=True)

@@ -31,6 +31,7 @@ from actorgraph._engine.nesting import NoNest
 from actorgraph._model.errors import RecordedError, SerializationError
 from actorgraph._model.records import ErrorInfo
 from actorgraph.ray._tracing import attached
+from actorgraph.ray._wire import dumps
 
 __all__ = ["NEED_CODE", "PartitionWorker", "portable_error"]
 
@@ -61,20 +62,25 @@ class PartitionWorker:
                 target=_end_with, args=driver, name="actorgraph-driver-watch", daemon=True
             ).start()
 
-    def run(self, blob: bytes, stored: Any = None, code: list[Any] | None = None) -> bytes:
+    def run(self, *call: Any) -> bytes:
         """Run one attempt and return the pickled `Called`.
 
         Returns `NEED_CODE` when it was given no code for a vertex it does not know.
 
         Args:
-            blob: the pickled `(code key, Call, pickled input state or None, trace carrier or None)`:
-                one argument, since each argument of a Ray call costs tens of microseconds on both sides.
-            stored: the pickled input state when it came through the object store (a large
-                state: Ray fetches it before the call), else None.
-            code: `[ObjectRef]` of the vertex's pickled `VertexCode`, fetched when this
-                partition has not run the vertex yet (nested in a list so Ray does not
-                fetch it on every call); None once the driver saw this partition run it.
+            *call: `blob`, then `stored` and `code` when they are needed (a signature of
+                `*call` alone: Ray checks each call's arguments against the method's
+                parameters, ~10 us for three named ones, about half that for `*call`).
+                `blob` is the pickled `(code key, Call, pickled input state or None, trace
+                carrier or None)`: one argument, since each argument of a Ray call costs
+                tens of microseconds on both sides. `stored` is the pickled input state
+                when it came through the object store (a large state: Ray fetches it
+                before the call), else None. `code` is `[ObjectRef]` of the vertex's
+                pickled `VertexCode`, fetched when this partition has not run the vertex
+                yet (nested in a list so Ray does not fetch it on every call); None once
+                the driver saw this partition run it.
         """
+        blob, stored, code = (*call, None, None)[:3]
         key, task, state, carrier = pickle.loads(blob)  # noqa: S301 - the driver's own call
         vertex = self._code.get(key) or self._learn(key, code)
         if vertex is None:  # the driver thought this partition knew the vertex: it restarted since
@@ -175,7 +181,7 @@ def _dumped(vertex: str, called: Called) -> bytes:
     if called.error is not None:
         called.error = portable_error(called.error)
     try:
-        blob: bytes = cloudpickle.dumps(called)
+        blob = dumps(called)
     except Exception as exc:  # noqa: BLE001 - a value that cannot travel back is the task's error
         plain = called.error is None and called.pending is None
         what = "returned a value" if plain else "paused or failed with a value"

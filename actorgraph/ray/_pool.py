@@ -30,6 +30,7 @@ from actorgraph._actors.pool import done_of, failed_result, report
 from actorgraph._actors.timer import Timer
 from actorgraph._build.builder import ASYNC_CONCURRENCY, DEFAULT_CONCURRENCY
 from actorgraph._engine.caching import Lookup
+from actorgraph._engine.call import Call
 from actorgraph._engine.context import Context
 from actorgraph._engine.task import Prepared, cached, finish, kept, prepare
 from actorgraph._model.errors import (
@@ -47,6 +48,7 @@ from actorgraph.ray._gate import Gate
 from actorgraph.ray._groups import Group, Partition
 from actorgraph.ray._partition import NEED_CODE, portable_error
 from actorgraph.ray._states import StateCache
+from actorgraph.ray._wire import dumps
 
 
 class Host(Protocol):
@@ -91,6 +93,7 @@ class _Flight:
     timer_handle: object = None
     lookup: Lookup | None = None  # where its outcome is kept in the node cache
     span: AttemptSpan | NoSpan = NO_SPAN  # the attempt's span, on the driver (its context goes with the call)
+    call: Call | None = None  # the call sent, when the driver's ctx is made of the same (no failure)
 
 
 class RayPool(BoundedPool):
@@ -231,9 +234,10 @@ class RayPool(BoundedPool):
         prepared = prepare(self.spec, task, order.attempt, order.env)
         if isinstance(prepared, VertexResult):
             return prepared
-        lookup, reused = cached(
-            self.spec, prepared, _ctx(order, prepared), prepared.given(self.spec), order.failure
-        )
+        lookup, reused = None, None
+        if order.env.cache is not None and self.vertex.cache is not None:  # else no ctx is made for it
+            ctx = _ctx(order, prepared, None)
+            lookup, reused = cached(self.spec, prepared, ctx, prepared.given(self.spec), order.failure)
         if reused is not None:  # the node cache had its outcome: nothing leaves the driver
             return reused
         span = attempt_span(order, current=False)  # current in the worker while the vertex runs there
@@ -246,7 +250,8 @@ class RayPool(BoundedPool):
             failure = portable_error(order.failure) if order.failure is not None else None
             stored = None if isinstance(state, bytes) else state  # a large state: an object reference
             inline = state if stored is None else None
-            blob = _pickled((self._key, prepared.call(failure), inline, span.carrier()), task.vertex)
+            call = prepared.call(failure)
+            blob = _pickled((self._key, call, inline, span.carrier()), task.vertex)
         except SerializationError as exc:
             span.close()
             return failed_result(order, exc)
@@ -257,6 +262,7 @@ class RayPool(BoundedPool):
                 TaskStarted(order.run_id, order.env.thread_id, task.step, task.id, task.vertex, order.attempt)
             )
         sent = _Flight(order, prepared, self.group.pick(), None, blob, stored, lookup=lookup, span=span)
+        sent.call = call if failure is None else None  # the routers' ctx is made of it when the answer lands
         return self._dispatch(sent)
 
     def _dispatch(self, flight: _Flight) -> VertexResult | None:
@@ -342,17 +348,17 @@ class RayPool(BoundedPool):
             died = VertexActorDiedError(msg)
             died.__cause__ = exc
             return _error(order, prepared, died, retryable=True)
-        ctx = _ctx(order, prepared)
+        ctx = _ctx(order, prepared, flight.call)
         for payload in called.emitted:  # the custom events the vertex emitted, in order
             ctx.emit(payload)
         return kept(prepared, flight.lookup, called, finish(self.spec, prepared, called, ctx))
 
 
-def _ctx(order: Order, prepared: Prepared) -> Context[Any]:
-    """The `ctx` of the attempt on the driver (routers and the node cache read it)."""
+def _ctx(order: Order, prepared: Prepared, call: Call | None) -> Context[Any]:
+    """The `ctx` of the attempt on the driver (routers and the node cache read it), of `call` if given."""
     env = order.env
     emit = functools.partial(env.emit, order.task) if env.emit is not None else None
-    return prepared.call(order.failure).context_for(emit)
+    return (call or prepared.call(order.failure)).context_for(emit)
 
 
 def _value(answer: Any) -> Any:
@@ -381,7 +387,7 @@ def _error(order: Order, prepared: Prepared, exc: Exception, *, retryable: bool)
 
 def _pickled(value: Any, vertex: str) -> bytes:
     try:
-        blob: bytes = cloudpickle.dumps(value)
+        blob = dumps(value)
     except Exception as exc:
         msg = (
             f"the call of vertex {vertex!r} cannot be pickled for its Ray worker ({type(exc).__name__}: "

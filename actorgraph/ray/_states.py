@@ -6,10 +6,9 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-import cloudpickle
-
 from actorgraph._model.errors import SerializationError
 from actorgraph._model.records import Node
+from actorgraph.ray._wire import dumps
 
 __all__ = ["StateCache"]
 
@@ -52,7 +51,7 @@ class StateCache:
                 self._kept.move_to_end(key)
                 return kept[1]
         try:
-            blob = cloudpickle.dumps(given)
+            blob = dumps(given)
         except Exception as exc:
             msg = (
                 f"the state given to vertex {vertex!r} cannot be pickled to travel to a Ray worker "

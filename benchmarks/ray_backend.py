@@ -9,7 +9,11 @@
   and invoke, and `close()` (stopping Ray): reported, not hidden.
 
 `--overhead` prints the per-task table alone, with the task on Ray and the bare
-Ray call measured in alternation and their ratio.
+Ray call measured in alternation and their ratio, then where a task's time goes
+beyond the bare call: the same call with one argument, that call's answer taken
+by a callback on another thread (as the backend takes its answers) rather than a
+blocking `ray.get`, and the task itself, each with the driver's CPU time and its
+voluntary context switches (thread hand-offs) per unit, in alternation too.
 """
 
 from __future__ import annotations
@@ -17,15 +21,18 @@ from __future__ import annotations
 import argparse
 import operator
 import os
+import queue
+import resource
 import statistics
 import time
 from collections.abc import Callable
-from typing import Annotated, TypedDict
+from typing import Annotated, Any, TypedDict
 
 import actorgraph as ag
 from actorgraph.merge import append, by_key
 from actorgraph.ray import RayBackend
 from benchmarks.harness import ping_pong
+from benchmarks.ray_echo import Echo
 
 __all__ = ["main", "report"]
 
@@ -131,6 +138,63 @@ def task_against_call(backend: RayBackend, repeat: int) -> tuple[float, float, f
     return statistics.median(tasks), statistics.median(calls), statistics.median(ratios)
 
 
+def _costs(run: Callable[[], object], units: int) -> tuple[float, float, float]:
+    """Wall seconds, driver CPU seconds and voluntary context switches per unit of `run()`."""
+    switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+    cpu, wall = time.process_time(), time.perf_counter()
+    run()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    switches = resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw - switches
+    return wall / units, cpu / units, switches / units
+
+
+def _bare_runs(ray: Any, echo: Any) -> dict[str, Callable[[], object]]:
+    """A bare call, one with an argument, and one answered by callback: `LOOP` of each."""
+    landed: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    blob = bytes(200)  # about a trivial task's pickled call
+
+    def bare() -> None:
+        for _ in range(LOOP):
+            ray.get(echo.ping.remote())
+
+    def with_argument() -> None:
+        for _ in range(LOOP):
+            ray.get(echo.back.remote(blob))
+
+    def by_callback() -> None:
+        for _ in range(LOOP):
+            ref = echo.back.remote(blob)
+            ref._on_completed(landed.put)  # noqa: SLF001 - what the backend's pools use
+            landed.get()
+
+    return {
+        "a bare Ray call, no argument": bare,
+        "the call with one argument (200 bytes)": with_argument,
+        "... its answer taken on another thread, by callback": by_callback,
+    }
+
+
+def breakdown(backend: RayBackend, repeat: int) -> list[str]:
+    """Rows of where a task's time goes beyond a bare Ray call, measured in alternation (`--overhead`)."""
+    ray = backend.ray
+    echo = ray.remote(Echo).options(num_cpus=0, max_concurrency=128).remote()
+    runs = _bare_runs(ray, echo)
+    samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name in [*runs, "actorgraph, Ray"]}
+    with loop().compile(backend=backend) as on_ray:
+        runs["actorgraph, Ray"] = lambda: on_ray.invoke({"n": 0}, recursion_limit=LOOP + 10)
+        for run in runs.values():
+            run()  # warm up
+        for _ in range(repeat):
+            for name, run in runs.items():
+                samples[name].append(_costs(run, LOOP))
+    ray.kill(echo)
+    rows = ["| unit | wall | driver CPU | voluntary context switches |", "|---|---:|---:|---:|"]
+    for name, got in samples.items():
+        wall, cpu, switches = (statistics.median(s[i] for s in got) for i in range(3))
+        rows.append(f"| {name} | {wall * 1e6:.0f} us | {cpu * 1e6:.0f} us | {switches:.1f} |")
+    return rows
+
+
 def timed(run: Callable[[], object], repeat: int) -> float:
     run()  # warm up (partitions learn the vertex code)
     samples = []
@@ -221,6 +285,7 @@ def overhead(repeat: int) -> str:
         thread_t = timed(lambda: threads.invoke({"n": 0}, recursion_limit=LOOP + 10), repeat) / LOOP
     with RayBackend() as backend:
         ray_t, ray_call, ratio = task_against_call(backend.start(), max(repeat, 5))
+        parts = breakdown(backend, max(repeat, 5))
     return "\n".join(
         [
             f"### Per-task overhead on trivial work: a {LOOP}-step loop (median of {max(repeat, 5)})",
@@ -232,6 +297,10 @@ def overhead(repeat: int) -> str:
             f"| a bare Ray actor call | {ray_call * 1e6:.1f} us | {ray_call / floor:.1f}x |",
             f"| actorgraph, Ray | {ray_t * 1e6:.1f} us | {ray_t / floor:.1f}x |",
             f"| actorgraph, Ray / the bare Ray call (median of per-round ratios) | {ratio:.2f}x | |",
+            "",
+            f"### Where a task's time goes beyond the bare call (per unit, median of {max(repeat, 5)})",
+            "",
+            *parts,
         ]
     )
 

@@ -147,8 +147,10 @@ def main(argv: list[str]) -> int:
             RayBackend(address=address) as backend,
             build(ledger).compile(checkpointer, backend=backend) as app,
         ):
-            say(driver=os.getpid(), partitions=backend.placement())
+            seen = {node: held.get("CPU") for node, held in backend._starter().nodes()}  # what placement read
+            say(driver=os.getpid(), partitions=backend.placement(), nodes=seen)
             result = app.invoke({"items": []} if mode == "run" else None, thread_id=thread)
+            say(partitions_after=backend.placement())
             say(status=result.status, state=result.state)
     finally:
         checkpointer.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
@@ -21,8 +20,8 @@ from actorgraph.ray._connect import Connection, connect, import_ray
 from actorgraph.ray._finisher import Finisher
 from actorgraph.ray._gate import Gate
 from actorgraph.ray._groups import Group, Partition, Profile
-from actorgraph.ray._partition import PartitionWorker
-from actorgraph.ray._placement import Node, check_placement, fits, plan, strategy
+from actorgraph.ray._partitions import Starter
+from actorgraph.ray._placement import check_placement, fits
 from actorgraph.ray._pool import RayPool
 from actorgraph.ray._settings import Settings
 from actorgraph.ray._states import StateCache
@@ -107,8 +106,7 @@ class RayBackend:
         self._gate: Gate | None = None
         self._pools: weakref.WeakSet[RayPool] = weakref.WeakSet()  # failed at once when Ray is let go
         self._job: str | None = None  # the Ray job this backend joined as (a later ray.init is not ours)
-        self._remote: Any = None
-        self._driver: tuple[str, int] | None = None  # where this process runs: partitions end with it
+        self._partitions: Starter | None = None  # starts partitions (they end with this process)
         self._shipped: frozenset[str] = frozenset()
         self._disconnected = False  # Ray was shut down under this backend (it closed itself)
         self.closed = False
@@ -205,25 +203,12 @@ class RayBackend:
         with self._lock:
             return [p.actor for group in self._groups.values() for p in group.partitions]
 
-    def wait_until_up(self, actor: Any) -> bool:
-        """Wait (up to `connect_timeout`) until a partition actor answers; False if it never did.
+    def revive(self, group: Group, partition: Partition) -> bool:
+        """Wait (up to `connect_timeout`) until `partition` answers again; False if it never did.
 
-        Asks in slices of a second at most, so a backend closed meanwhile is not kept waiting.
+        One whose node died is started anew on a live node (`_partitions.Starter.revive`).
         """
-        ray, gate = self.ray, self.gate
-        deadline = time.monotonic() + self._set.connect_timeout
-        while (left := deadline - time.monotonic()) > 0 and gate.enter():
-            try:
-                ray.get(actor.where.remote(), timeout=min(left, 1.0))
-            except ray.exceptions.GetTimeoutError:
-                continue  # still starting (its node may be gone: Ray restarts it elsewhere)
-            except ray.exceptions.RayError:
-                time.sleep(0.05)  # restarting: its calls fail at once until it is back
-            else:
-                return True
-            finally:
-                gate.leave()
-        return False
+        return self._starter().revive(group, partition, self.gate)
 
     def close(self) -> None:
         """Kill the partitions; stop Ray if this backend started it. Idempotent.
@@ -315,9 +300,8 @@ class RayBackend:
             self._states = StateCache(ray, large=self._set.large_state, most=most)
             self._gate = Gate(ray)
             self._finisher = Finisher(idle=self._check_connection)
-            self._remote = ray.remote(PartitionWorker)
             context = ray.get_runtime_context()
-            self._driver = (context.get_node_id(), os.getpid())
+            self._partitions = Starter(ray, self._set, (context.get_node_id(), os.getpid()))
             self._job = context.get_job_id()
             self._ray = ray
 
@@ -329,12 +313,14 @@ class RayBackend:
         self._code[id(vertex)] = (vertex, blob)
         return blob
 
-    def _nodes(self) -> list[Node]:
-        """The alive nodes of the cluster: their ids and resources, in Ray's order (the head first)."""
-        return [(n["NodeID"], n["Resources"]) for n in self.ray.nodes() if n.get("Alive")]
+    def _starter(self) -> Starter:
+        if self._partitions is None:  # pragma: no cover - set by _connect before any pool exists
+            msg = "the Ray backend is not connected"
+            raise ActorGraphError(msg)
+        return self._partitions
 
     def _feasible(self, path: str, resources: Mapping[str, float]) -> None:
-        nodes = self._nodes()
+        nodes = self._starter().nodes()
         if fits(nodes, resources) == 0:
             have = "; ".join(
                 ", ".join(f"{k}={v:g}" for k, v in sorted(held.items()) if not k.startswith("node:"))
@@ -351,33 +337,9 @@ class RayBackend:
         with self._lock:
             group = self._groups.get(profile)
             if group is None:
-                nodes = self._nodes()
-                where = plan(nodes, dict(profile), self._count(nodes, profile))
-                group = Group(profile, [Partition(self._start_partition(profile, node)) for node in where])
+                group = self._starter().group(profile)
                 self._groups[profile] = group
             return group
-
-    def _count(self, nodes: list[Node], profile: Profile) -> int:
-        """How many partitions the group of `profile` gets: the cluster's CPUs, or what the nodes hold."""
-        cpus = int(self.ray.cluster_resources().get("CPU", 1)) or 1
-        most = self._set.partitions or cpus
-        if not profile:
-            return most
-        return max(1, min(most, int(min(fits(nodes, dict(profile)), most))))
-
-    def _start_partition(self, profile: Profile, node: str) -> Any:
-        wanted = dict(profile)
-        options: dict[str, Any] = {
-            "max_restarts": -1,
-            "max_task_retries": 0,
-            "max_concurrency": self._set.max_concurrency,
-            "num_cpus": wanted.pop("num_cpus", 0),
-            "num_gpus": wanted.pop("num_gpus", 0),
-            "scheduling_strategy": strategy(self.ray, self._set.placement, node, resources=bool(profile)),
-        }
-        if wanted:
-            options["resources"] = wanted
-        return self._remote.options(**options).remote(self._set.switch_interval, self._driver)
 
 
 def _vertices(spec: GraphSpec, path: str = "") -> Iterator[tuple[str, VertexSpec]]:

@@ -18,6 +18,7 @@ class Partition:
     """One partition actor, the attempts it is running (the driver's count), and its recovery."""
 
     actor: Any
+    node: str | None = None  # the node it is bound to (None: Ray's scheduler placed it)
     load: int = 0
     recovering: Future[None] | None = None  # set while the driver waits for it to answer again
     known: set[str] = field(default_factory=set)  # the vertices (code keys) it ran: sent without code
@@ -38,8 +39,8 @@ class Group:
             best.load += 1
             return best
 
-    def recover(self, partition: Partition, wait_until_up: Callable[[Any], bool]) -> Future[None]:
-        """A future done once `partition` answers again (Ray restarts it), or after the backend's wait.
+    def recover(self, partition: Partition, revive: Callable[[Group, Partition], bool]) -> Future[None]:
+        """A future done once `partition` answers again (restarted), or after the backend's wait.
 
         Attempts that died with it are reported when it is done, so their retries
         are not sent to a partition still restarting (which would fail them too).
@@ -51,7 +52,7 @@ class Group:
             partition.recovering = future
 
         def wait() -> None:
-            wait_until_up(partition.actor)
+            revive(self, partition)
             with self.lock:
                 partition.recovering = None
                 partition.known.clear()  # restarted: it knows no vertex

@@ -4,11 +4,12 @@
 node gets partitions in proportion to its CPUs (the default group) or to how
 many copies of the group's resources it can hold (a resource group), in
 turns, so a cluster of a head and two one-CPU workers gets one partition on
-each. The request is soft (Ray's `NodeAffinitySchedulingStrategy(soft=True)`):
-a partition whose node dies is restarted by Ray on another node that can hold
-it. Ray's own `"SPREAD"` strategy is best effort: on a head and two workers
-here, it put two of the three partitions on one node, and none on another, in
-two starts of three.
+each. The partition is bound to its node (Ray's
+`NodeAffinitySchedulingStrategy(soft=False)`: a soft request was not kept,
+measured here); when that node dies the backend starts it anew on a live
+node (`_partitions`). Ray's own `"SPREAD"` strategy is best effort: on a head
+and two workers here, it put two of the three partitions on one node, and
+none on another, in two starts of three.
 
 `"SPREAD"` and `"DEFAULT"` hand placement to Ray's scheduler by those names; a
 Ray scheduling strategy object (`NodeLabelSchedulingStrategy`,
@@ -18,12 +19,13 @@ Ray scheduling strategy object (`NodeLabelSchedulingStrategy`,
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from actorgraph._model.errors import ConfigError
 
-__all__ = ["Node", "check_placement", "fits", "plan", "strategy"]
+__all__ = ["SPREAD", "Node", "check_placement", "fits", "plan", "refill", "strategy"]
 
 SPREAD = "spread"  # ours: nodes named, in proportion to what each holds
 _RAYS = ("SPREAD", "DEFAULT")  # Ray's scheduler, by the names Ray gives its strategies
@@ -95,14 +97,21 @@ def plan(nodes: Sequence[Node], resources: Mapping[str, float], count: int) -> l
     return chosen
 
 
-def strategy(ray: Any, placement: Any, node: str, *, resources: bool) -> Any:
+def refill(nodes: Sequence[Node], resources: Mapping[str, float], placed: Sequence[str]) -> str:
+    """The node `plan` would give one more partition, the group's others being on the nodes `placed`."""
+    alive = {node for node, _ in nodes}
+    count = len([node for node in placed if node in alive]) + 1
+    wanted = Counter(plan(nodes, resources, count))
+    wanted.subtract(node for node in placed if node in alive)
+    return max(wanted, key=lambda node: (wanted[node], -[n for n, _ in nodes].index(node)))
+
+
+def strategy(ray: Any, placement: Any, node: str) -> Any:
     """The `scheduling_strategy` of a partition that `plan` placed on `node`."""
     if placement != SPREAD:
         return placement
     affinity = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy
-    # soft: restarted elsewhere once its node is gone; a resource group's partition moves
-    # on at once when its node's resources are taken, rather than waiting for them
-    return affinity(node_id=node, soft=True, _spill_on_unavailable=resources)
+    return affinity(node_id=node, soft=False)  # bound to it: started anew elsewhere if it dies
 
 
 def _weight(held: Mapping[str, float], resources: Mapping[str, float]) -> float:

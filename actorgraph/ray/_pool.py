@@ -70,8 +70,8 @@ class Host(Protocol):
     def gate(self) -> Gate:
         """What every call into Ray passes."""
 
-    def wait_until_up(self, actor: Any) -> bool:
-        """Wait until a partition answers again."""
+    def revive(self, group: Group, partition: Partition) -> bool:
+        """Wait until a partition answers again (started anew if its node died)."""
 
     def unavailable(self, vertex: str) -> BackendError:
         """The error of an attempt of `vertex` that cannot be made or finished: Ray was let go."""
@@ -204,7 +204,7 @@ class RayPool(BoundedPool):
         flight.span.close()
         done = done_of(order, result)
         if _died(result):  # report once the partition answers again, so a retry finds it up
-            recovered = self.group.recover(flight.partition, self.backend.wait_until_up)
+            recovered = self.group.recover(flight.partition, self.backend.revive)
             recovered.add_done_callback(lambda _: report(order, done))
         else:
             report(order, done)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import actorgraph as ag
 from actorgraph.ray import RayBackend
-from actorgraph.ray._placement import fits, plan
+from actorgraph.ray._placement import fits, plan, refill
 
 
 def nodes(*cpus: float, **extra: dict[str, float]) -> list[tuple[str, dict[str, float]]]:
@@ -45,6 +45,14 @@ def test_nodes_without_cpus_are_used_only_when_none_has_any() -> None:
 def test_a_request_of_nothing_fits_everywhere_and_follows_the_cpus() -> None:
     assert fits(nodes(1, 1), {"num_cpus": 0}) == math.inf
     assert Counter(plan(nodes(3, 1), {"num_cpus": 0}, 4)) == {"n0": 3, "n1": 1}
+
+
+def test_a_partition_whose_node_died_goes_where_the_plan_wants_one_more() -> None:
+    assert refill(nodes(1, 1, 1), {}, ["n0", "n1"]) == "n2"
+    assert refill(nodes(2, 1), {}, ["n0", "n1"]) == "n0"  # the bigger node's second
+    assert refill(nodes(1, 1), {}, ["n0", "n0", "gone"]) == "n1"  # a dead node's partitions count for none
+    gpus = nodes(4, 4, n1={"GPU": 1})
+    assert refill(gpus, {"num_gpus": 1}, []) == "n1"
 
 
 @given(st.lists(st.integers(0, 16), min_size=1, max_size=8), st.integers(0, 64))

@@ -153,7 +153,7 @@ def test_partitions_are_spread_one_per_node_and_vertex_work_runs_on_all_three(
     ledger = tmp_path / "ledger.txt"
     lines = said(driver("run", nodes, ("sqlite", str(tmp_path / "runs.db")), ledger))
     placed = [node for node, _ in lines[0]["partitions"]["default"]]
-    assert sorted(placed) == sorted([nodes.head, *nodes.workers])  # one partition on each node
+    assert sorted(placed) == sorted([nodes.head, *nodes.workers]), lines[0]  # one partition on each node
     assert lines[-1] == {"status": "done", "state": UNINTERRUPTED}
     works = {node for i in range(WORKS) for node in ran_on(ledger, f"end:work-{i}")}
     assert works == {nodes.head, *nodes.workers}  # six concurrent tasks, least loaded first: two a node
@@ -236,6 +236,12 @@ def test_a_worker_node_killed_mid_superstep_loses_nothing_and_only_its_tasks_run
             child.communicate()
     assert len(killed["pids"]) >= 3  # its raylet, its agents, its partition's worker process
     assert lines[-1] == {"status": "done", "state": UNINTERRUPTED}
+    before = [node for node, _ in lines[0]["partitions"]["default"]]
+    after = [node for node, _ in lines[-2]["partitions_after"]["default"]]
+    assert doomed in before
+    assert len(after) == len(before)
+    assert doomed not in after  # its partition was started anew on a node left
+    assert set(after) == {nodes.head, *nodes.workers}
     counted = runs(ledger)
     assert counted["start:plan"] == counted["end:plan"] == 1  # the committed superstep is not run again
     for i, node in on.items():

@@ -64,10 +64,10 @@ class RayBackend:
             (None: CPython's 5 ms). Longer wastes less CPU when many CPU-bound
             tasks share a partition (1.7x -> 1.8x on the fan-out benchmark), at the
             cost of up to that long a wait for an I/O-bound task woken beside them.
-        placement: where partitions run: `"spread"` names a node for each, in
+        placement: where partitions run: `"spread"` binds each to a node, in
             proportion to the nodes' CPUs (a resource group: to the copies of its
-            resources each node holds), softly, so Ray restarts one whose node died
-            elsewhere; `"SPREAD"` or `"DEFAULT"` leave it to Ray's scheduler; a
+            resources each node holds), and starts one whose node died anew on a
+            live node; `"SPREAD"` or `"DEFAULT"` leave it to Ray's scheduler; a
             Ray scheduling strategy (`ray.util.scheduling_strategies`) is given
             to every partition as it is.
         init: more keyword arguments for `ray.init` (`runtime_env`, ...).

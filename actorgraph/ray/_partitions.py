@@ -3,7 +3,7 @@
 With `placement="spread"` each partition is bound to the node the plan names
 (`_placement.plan`): Ray restarts it there when its process dies, and never
 elsewhere, for a soft request was not kept (measured on a head and two
-workers: three partitions asked for three nodes softly landed on one node).
+workers: three partitions asked softly for three nodes landed on one).
 So when a partition's node is gone, `revive` starts a new actor for it on the
 live node the plan would give one more partition, and the attempts that died
 with the old one are retried there.

@@ -78,7 +78,7 @@ def plan(nodes: Sequence[Node], resources: Mapping[str, float], count: int) -> l
 
     A node's weight is its CPUs for a group without resources, else how many
     copies of `resources` it holds; nodes that hold none get none (all nodes
-    alike when none holds any: Ray then decides, as the request is soft). Each
+    alike when none holds any: a group without resources fits anywhere). Each
     next partition goes to the node furthest below its share (D'Hondt's rule:
     none gets less than its proportional share, rounded down), a tie to the
     node with fewer, so equal nodes take turns.

@@ -46,31 +46,38 @@ def _payload_aad(thread_id: str) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Submitted:
-    """The handle of a queued run: its thread, and a way to wait for a worker to finish it.
+    """The handle of a queued run: its thread, its run, and a way to wait for a worker to finish it.
 
     Attributes:
         thread_id: the run's thread (`get_state(thread_id)` reads it).
+        run_id: the run's id in the queue.
     """
 
     thread_id: str
     _queue: RunQueue
+    run_id: str | None = None
 
     def status(self) -> str:
         """The run's state in the queue: "queued", "running" (a worker holds it), "done" or "failed".
 
+        Or "interrupted": a cancel stopped it (its committed supersteps are kept).
+
         Raises:
             CheckpointError: the queue row's state is none of these (damaged).
         """
-        state = self._queue.state_of(self.thread_id)  # the state alone: a damaged row's other columns aside
+        if self.run_id is None:
+            state = self._queue.state_of(self.thread_id)
+        else:  # the state alone: a damaged row's other columns aside
+            state = self._queue.run_state(self.run_id)
         if state is not None and state not in QUEUE_STATES:
             shown = f"its state is {state!r:.60}"
             msg = f"the queue row of thread {self.thread_id!r} is damaged ({shown}); submit the run again"
             raise CheckpointError(msg)
-        return "done" if state is None else state
+        return "done" if state is None else str(state)
 
     def worker(self) -> str | None:
         """The worker holding the run (or the last one that did); None while it is queued."""
-        row = self._queue.get(self.thread_id)
+        row = self._queue.get(self.thread_id) if self.run_id is None else self._queue.run(self.run_id)
         return None if row is None else row.worker
 
     def wait(self, timeout: float | None = None) -> str:
@@ -78,6 +85,7 @@ class Submitted:
 
         "done" means the run stopped as `invoke` would have returned: read the
         thread with `get_state(thread_id)` (status "done" or "interrupted").
+        "interrupted" means a cancel stopped it (its committed supersteps are kept).
 
         Raises:
             RunTimeoutError: the run did not stop within `timeout` seconds (it
@@ -87,7 +95,7 @@ class Submitted:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             state = self.status()
-            if state in ("done", "failed"):
+            if state not in ("queued", "running"):
                 return state
             if deadline is not None and time.monotonic() >= deadline:
                 msg = (
@@ -116,8 +124,6 @@ def submit(
         raise ConfigError(msg)
     queue = run_queue(store)
     thread = check_thread_id(thread_id)
-    head = store.get(thread)
-    base = head.checkpoint_id if head is not None else None
     if isinstance(input_, Command):
         if input_.resume is UNSET or input_.update is not None or input_.goto:
             msg = "submit takes an input state, None, or Command(resume=...); run other Commands with invoke"
@@ -129,8 +135,7 @@ def submit(
     else:
         payload = {"kind": "input", "value": input_state(input_)}
     data = store.serializer.dumps(payload, aad=_payload_aad(thread))
-    queue.enqueue(thread, data, base_head=base)
-    return Submitted(thread, queue)
+    return Submitted(thread, queue, queue.enqueue(thread, data))
 
 
 def decode_submission(store: Checkpointer, row: QueuedRow) -> tuple[bool, Any]:

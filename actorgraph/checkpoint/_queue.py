@@ -1,64 +1,82 @@
-"""The queue of submitted runs, in the checkpointer's own SQL database, and the workers that take them.
+"""The queue of runs, in the checkpointer's own SQL database, and the workers that take them.
 
-A submitted run is one row of `actorgraph_queue`, keyed by its thread: a
-thread has at most one run queued or running, so two workers never run one
-thread at once. A worker takes a row in one transaction (PostgreSQL:
-`SELECT ... FOR UPDATE SKIP LOCKED`, so workers on other machines pass each
-other's rows by; SQLite: `BEGIN IMMEDIATE`, the file's write lock) and holds a
-lease on it (`lease_until`, wall-clock seconds), renewed by its heartbeat. A
-row whose lease ran out (its worker died) is taken again by the next worker
-that looks, which resumes the thread from its checkpoint. The guard against a
-double commit is not the lease but the thread's head: moving it is a
-compare-and-set, so a worker that lost its lease and still runs cannot commit
-a superstep its successor committed.
+A queued run is one row of `actorgraph_queue`, keyed by its `run_id`, with its
+thread and its place among the thread's runs (`seq`). `CompiledGraph.submit`
+queues one when the thread has none queued or running; the API server queues
+them behind each other (`multitask_strategy`, `_queue_runs.py`). A worker takes
+the oldest queued run whose thread has no other run running or queued before it
+(PostgreSQL: `SELECT ... FOR UPDATE SKIP LOCKED`, so workers on other machines
+pass each other's rows by; SQLite: `BEGIN IMMEDIATE`, the file's write lock), so
+a thread's runs are taken in order and never overlap, and it holds a lease on
+the run (`lease_until`, wall-clock seconds), renewed by its heartbeat. A run
+whose lease ran out (its worker died) is taken again by the next worker that
+looks, which resumes the thread from its checkpoint. The guard against a double
+commit is not the lease but the thread's head: moving it is a compare-and-set,
+so a worker that lost its lease and still runs cannot commit a superstep its
+successor committed.
+
+A run names the graph that runs it (`graph`; None for `submit`'s, which any
+worker of the store takes), may be kept for one worker until its turn (the API
+server keeps a streamed run for itself), may wait until a time (`not_before`),
+and may be asked to stop (`cancel`): its worker reads that at its heartbeat.
 
 Workers register in `actorgraph_workers` with a heartbeat, so front ends know
 whether anyone will take a queued resume (`live_workers`).
 """
 
-# ruff: noqa: S608, SLF001 - statements are fixed text with placeholders; the queue runs in its store's transactions
+# ruff: noqa: S608 - statements are fixed text with placeholders; the queue runs in its store's transactions
 
 from __future__ import annotations
 
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from actorgraph._model.errors import CheckpointError, ConfigError
 from actorgraph.checkpoint._protocol import Checkpointer
+from actorgraph.checkpoint._queue_pick import pick
+from actorgraph.checkpoint._queue_read import QueueReader
 from actorgraph.checkpoint._queue_rows import (
+    COLUMNS,
     QUEUE_STATES,
     QueuedRow,
     WorkerRow,
     queued_row,
     shown_id,
-    worker_row,
+)
+from actorgraph.checkpoint._queue_runs import (
+    NewRun,
+    active_runs,
+    ask_cancel,
+    insert_run,
+    lock_thread,
+    settle,
+    take,
 )
 from actorgraph.checkpoint._store import check_stored_thread_id, now
 
-__all__ = ["QUEUE_STATES", "QueuedRow", "RunQueue", "WorkerRow", "check_lease", "run_queue", "worker_name"]
+__all__ = [
+    "QUEUE_STATES",
+    "Ended",
+    "NewRun",
+    "QueuedRow",
+    "RunQueue",
+    "WorkerRow",
+    "check_lease",
+    "run_queue",
+    "worker_name",
+]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS actorgraph_queue (
-    thread_id {key} PRIMARY KEY, state {text} NOT NULL, payload {blob} NOT NULL, base_head {key},
-    worker {text}, lease_until {real}, attempts {int} NOT NULL, submitted_at {real} NOT NULL,
-    updated_at {real} NOT NULL, error {text}
-);
-CREATE INDEX IF NOT EXISTS actorgraph_queue_by_state ON actorgraph_queue (state, submitted_at);
-CREATE TABLE IF NOT EXISTS actorgraph_workers (
-    worker {key} PRIMARY KEY, started_at {real} NOT NULL, seen_at {real} NOT NULL, lease {real} NOT NULL
-)
-"""
+Ended = Callable[[Any, Any, str], None]
+"""Told, in the transaction that ends a run, its thread id (as stored) and how it ended:
+`(conn, thread_id, state)` with state "done", "failed", "interrupted", "queued" or "deleted"."""
 
-_COLUMNS = (
-    "thread_id, state, payload, base_head, worker, lease_until, attempts, submitted_at, updated_at, error"
-)
 _ERROR_TEXT = 2000  # characters of a failed run's error kept in its row
 _LONGEST_LEASE = 86400.0  # a day
-_FORGED_LEASE = 366 * 86400.0  # a lease ending over a year from now was not written by a worker: take it
 _UNREADABLE_PER_CLAIM = 100  # damaged rows one claim marks failed before it lets the transaction go
+_ENDS = ("done", "failed", "queued", "interrupted")
 
 log = logging.getLogger("actorgraph.queue")
 
@@ -70,199 +88,222 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-class RunQueue:
+class RunQueue(QueueReader):
     """The run queue and the worker registry of one SQL checkpointer (SQLite or PostgreSQL)."""
 
-    def __init__(self, store: Any) -> None:
-        """Use `store`'s database (tables are created on first use). Prefer `run_queue(store)`."""
-        self._store = store
-        dialect = store.dialect
-        self._m = dialect.mark
-        self._postgres = dialect.name == "PostgreSQL"
-        self._ddl = [
-            s for s in _SCHEMA.format(key=dialect.key, text=dialect.text, real=dialect.real,
-                                      int=dialect.int, blob=dialect.blob).split(";") if s.strip()
-        ]  # fmt: skip
-        self._ready = False
-
-    def _write(self, op: str, work: Any) -> Any:
-        if not self._ready:
-            self._store._write("creating the run queue", self._create)
-            self._ready = True
-        return self._store._write(op, work)
-
-    def _create(self, conn: Any) -> None:
-        lock = self._store.dialect.lock_schema
-        if lock:
-            conn.execute(lock)
-        for statement in self._ddl:
-            conn.execute(statement)
-
-    def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
-        if not self._ready and not self._store.readonly:
-            self._write("creating the run queue", lambda _conn: None)
-        if not self._has_tables():
-            return []
-        return list(self._store._read(op, sql, args))
-
-    def _has_tables(self) -> bool:
-        if self._ready:
-            return True
-        found = self._store._query(
-            "reading the run queue", lambda c: self._store._has_table(c, "actorgraph_queue")
-        )
-        self._ready = bool(found)
-        return self._ready
+    def transaction(self, op: str, work: Callable[[Any], Any]) -> Any:
+        """`work(conn)` in one transaction of the store (the queue's tables made first): for `_queue_runs`."""
+        return self._write(op, work)
 
     # -- submitting ----------------------------------------------------------------------------
 
-    def enqueue(self, thread_id: str, payload: bytes, *, base_head: str | None) -> None:
-        """Queue a run of `thread_id`; its thread's listed status becomes "queued".
+    def enqueue(self, thread_id: str, payload: bytes, *, base_head: str | None = None) -> str:
+        """Queue a run of `thread_id` for any worker; its thread's listed status becomes "queued"; its run id.
+
+        `base_head` is kept for compatibility: the head is recorded when a worker first takes the run.
 
         Raises:
             CheckpointError: the thread has a run queued or running already (it is
                 not queued twice), or the database failed.
         """
+        del base_head
         check_stored_thread_id(thread_id)
-        m, stamp = self._m, now()
+        new = NewRun(thread_id, payload)
 
         def work(conn: Any) -> None:
-            found = conn.execute(
-                f"SELECT state, worker FROM actorgraph_queue WHERE thread_id = {m}{self._lock()}",
-                (thread_id,),
-            ).fetchone()
-            if found is not None and found[0] in ("queued", "running"):
-                held = f" by worker {found[1]}" if found[0] == "running" else ""
+            lock_thread(self._store, conn, thread_id)
+            for found in active_runs(self._store, conn, thread_id):
+                held = f" by worker {found.worker}" if found.state == "running" else ""
                 msg = (
-                    f"thread {thread_id!r} has a run {found[0]}{held} already; wait for it to stop "
+                    f"thread {thread_id!r} has a run {found.state}{held} already; wait for it to stop "
                     "(handle.wait()) before submitting another"
                 )
                 raise CheckpointError(msg)
-            conn.execute(f"DELETE FROM actorgraph_queue WHERE thread_id = {m}", (thread_id,))
-            conn.execute(
-                f"INSERT INTO actorgraph_queue ({_COLUMNS})"
-                f" VALUES ({m}, 'queued', {m}, {m}, NULL, NULL, 0, {m}, {m}, NULL)",
-                (thread_id, payload, base_head, stamp, stamp),
-            )
-            conn.execute(
-                f"UPDATE actorgraph_threads SET status = 'queued', updated_at = {m} WHERE thread_id = {m}",
-                (stamp, thread_id),
-            )
+            insert_run(self._store, conn, new, take_now=False, stamp=now())
 
         self._write(f"queueing a run of thread {thread_id!r}", work)
-
-    def _lock(self) -> str:
-        return " FOR UPDATE" if self._postgres else ""
+        return new.run_id
 
     # -- working -------------------------------------------------------------------------------
 
-    def claim(self, worker: str, lease: float) -> QueuedRow | None:
-        """Take the oldest queued run, or one whose worker's lease ran out; None when there is none.
+    def claim(
+        self,
+        worker: str,
+        lease: float,
+        *,
+        graphs: Sequence[str] | None = None,
+        mine_only: bool = False,
+        ended: Ended | None = None,
+    ) -> QueuedRow | None:
+        """Take the oldest run this worker may take, or one whose lease ran out; None when none waits.
 
-        A row the queue did not write (a column holding what it never writes
-        there, a lease that cannot end) is marked failed on the way, with the
-        reason naming its thread and column, and logged; the claim goes on to the
-        next row, so one damaged row never stops the workers.
+        Args:
+            worker: the worker's name.
+            lease: seconds the run stays its own without a heartbeat.
+            graphs: the graphs it runs (None: the runs that name none, `submit`'s).
+            mine_only: take only runs kept for this worker.
+            ended: told of each run the claim ends on the way.
+
+        A damaged row (a column holding what the queue never writes there) is marked
+        failed on the way, with the reason, and logged; a run whose worker died after it
+        was asked to stop is ended as asked. One damaged row never stops the workers.
         """
-        m, stamp = self._m, now()
-        skip = " FOR UPDATE SKIP LOCKED" if self._postgres else ""
-        pick = (
-            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state = 'queued' OR (state = 'running' AND"
-            f" (lease_until IS NULL OR lease_until < {m} OR lease_until > {m}))"
-            f" ORDER BY submitted_at, thread_id LIMIT 1{skip}"
-        )  # a lease that cannot end (NULL, text in SQLite, NaN or Infinity) is taken, not waited for
-        unreadable: list[tuple[Any, str]] = []
+        if graphs is not None and not graphs:
+            return None
+        stamp = now()
+        query, args = pick(
+            self._m, worker, stamp, graphs=graphs, mine_only=mine_only, postgres=self._postgres
+        )
+        unreadable: list[tuple[Any, Any, str]] = []
 
         def work(conn: Any) -> QueuedRow | None:
             unreadable.clear()  # a retried transaction starts over
             for _ in range(_UNREADABLE_PER_CLAIM):
-                found = conn.execute(pick, (stamp, stamp + _FORGED_LEASE)).fetchone()
+                found = conn.execute(query, args).fetchone()
                 if found is None:
                     return None
-                try:
-                    row = queued_row(found)
-                except CheckpointError as exc:
-                    unreadable.append((found[0], str(exc)))
-                    self._fail_unreadable(conn, found[0], str(exc), worker, stamp)
+                row = self._readable(conn, found, worker, stamp=stamp, ended=ended, unreadable=unreadable)
+                if row is None:
                     continue
-                return self._take(conn, row, worker, stamp, lease)
+                if row.state == "running" and row.cancel is not None:  # its worker died before stopping it
+                    how = settle(self._store, conn, row, "interrupted", stamp=stamp)
+                    if ended is not None:
+                        ended(conn, row.thread_id, how)
+                    continue
+                return take(self._store, conn, row, worker, lease=lease, stamp=stamp)
             return None
 
         result: QueuedRow | None = self._write("taking a queued run", work)
-        for key, reason in unreadable:  # once the transaction holds
-            thread_id = key if isinstance(key, str) else shown_id(key)
-            fields = {"worker": worker, "thread_id": thread_id, "error": reason}
-            log.warning("queued run unreadable: marked failed", extra=fields)
+        _warn_unreadable(worker, unreadable)  # once the transaction holds
         return result
 
-    def _take(self, conn: Any, row: QueuedRow, worker: str, stamp: float, lease: float) -> QueuedRow:
-        """Hold `row` for `worker` (its attempts counted here, checked: SQL arithmetic could overflow)."""
-        m = self._m
-        conn.execute(
-            f"UPDATE actorgraph_queue SET state = 'running', worker = {m}, lease_until = {m},"
-            f" attempts = {m}, updated_at = {m} WHERE thread_id = {m}",
-            (worker, stamp + lease, row.attempts + 1, stamp, row.thread_id),
-        )
-        conn.execute(
-            f"UPDATE actorgraph_threads SET status = 'running', updated_at = {m}"
-            f" WHERE thread_id = {m} AND status = 'queued'",
-            (stamp, row.thread_id),
-        )
-        return QueuedRow(
-            row.thread_id, "running", row.payload, row.base_head, worker, stamp + lease,
-            row.attempts + 1, row.submitted_at, stamp, None,
-        )  # fmt: skip
+    def _readable(  # noqa: PLR0913 - a claim's state, passed on
+        self, conn: Any, found: Any, worker: str, *, stamp: float, ended: Ended | None, unreadable: list[Any]
+    ) -> QueuedRow | None:
+        """The row `found`, checked; None for a damaged one, marked failed (and noted in `unreadable`)."""
+        try:
+            return queued_row(found)
+        except CheckpointError as exc:
+            unreadable.append((found[0], found[1], str(exc)))
+            self._fail_unreadable(conn, found[0], str(exc), worker, stamp)
+            if ended is not None and isinstance(found[1], str):
+                ended(conn, found[1], "failed")
+            return None
 
     def _fail_unreadable(self, conn: Any, key: Any, reason: str, worker: str, stamp: float) -> None:
-        """Mark a damaged row failed with why, so no worker takes it again (its key as stored, even NULL)."""
+        """Mark a damaged row failed with why, so no worker takes it again (its key as stored)."""
         m = self._m
-        where = "thread_id IS NULL" if key is None else f"thread_id = {m}"
         conn.execute(
             f"UPDATE actorgraph_queue SET state = 'failed', error = {m}, worker = {m}, lease_until = NULL,"
-            f" updated_at = {m} WHERE {where}",
-            (reason[:_ERROR_TEXT], worker, stamp, *(() if key is None else (key,))),
+            f" updated_at = {m} WHERE run_id = {m}",
+            (reason[:_ERROR_TEXT], worker, stamp, key),
         )
 
-    def heartbeat(self, worker: str, lease: float, thread_ids: Sequence[str]) -> set[str]:
-        """Record that `worker` lives and renew its leases; return the threads whose lease it lost."""
+    def heartbeat(self, worker: str, lease: float, run_ids: Sequence[str]) -> dict[str, str]:
+        """Record that `worker` lives and renew its leases (and the runs kept for it).
+
+        Returns:
+            The runs it is to stop: run id -> "lost" (another worker holds it, or it
+            ended or went), "interrupt" or "rollback" (a cancel was asked of it).
+        """
         m, stamp = self._m, now()
 
-        def work(conn: Any) -> set[str]:
+        def work(conn: Any) -> dict[str, str]:
             conn.execute(
                 f"INSERT INTO actorgraph_workers VALUES ({m}, {m}, {m}, {m})"
                 " ON CONFLICT (worker) DO UPDATE SET seen_at = excluded.seen_at, lease = excluded.lease",
                 (worker, stamp, stamp, lease),
             )
-            lost: set[str] = set()
-            for thread_id in thread_ids:
+            stop: dict[str, str] = {}
+            for run_id in run_ids:
                 renewed = conn.execute(
-                    f"UPDATE actorgraph_queue SET lease_until = {m} WHERE thread_id = {m}"
-                    f" AND worker = {m} AND state = 'running'",
-                    (stamp + lease, thread_id, worker),
+                    f"UPDATE actorgraph_queue SET lease_until = {m} WHERE run_id = {m}"
+                    f" AND worker = {m} AND state IN ('running', 'queued')",
+                    (stamp + lease, run_id, worker),
                 )
                 if renewed.rowcount != 1:
-                    lost.add(thread_id)
-            return lost
+                    stop[run_id] = "lost"
+            return stop | self._asked(conn, worker)
 
-        result: set[str] = self._write(f"renewing the leases of worker {worker}", work)
+        result: dict[str, str] = self._write(f"renewing the leases of worker {worker}", work)
         return result
 
-    def finish(self, thread_id: str, worker: str, *, state: str, error: str | None = None) -> bool:
-        """Mark the run stopped ("done"), "failed" or "queued" again (let go); False if the lease was lost."""
-        if state not in ("done", "failed", "queued"):
-            raise ConfigError(f"a run finishes as 'done', 'failed' or 'queued', not {state!r}")
+    def _asked(self, conn: Any, worker: str) -> dict[str, str]:
+        found = conn.execute(
+            f"SELECT run_id, cancel FROM actorgraph_queue WHERE worker = {self._m} AND state = 'running'"
+            " AND cancel IS NOT NULL",
+            (worker,),
+        ).fetchall()
+        return {str(run_id): str(cancel) for run_id, cancel in found}
+
+    def cancels(self, worker: str) -> dict[str, str]:
+        """The runs `worker` holds that were asked to stop: run id -> "interrupt" or "rollback" (a read)."""
+        if not self._has_tables():
+            return {}
+        result: dict[str, str] = self._store._query(  # noqa: SLF001
+            f"reading the cancels of worker {worker}", lambda conn: self._asked(conn, worker)
+        )
+        return result
+
+    def finish(
+        self, run_id: str, worker: str, *, state: str, error: str | None = None, ended: Ended | None = None
+    ) -> str | None:
+        """Record how a run this worker holds stopped; how it ended, or None if the lease was lost.
+
+        `state` is "done", "failed", "interrupted" (it was cancelled) or "queued" (let go, for
+        another worker). A cancel asked of the run wins: an interrupt makes a run let go or
+        cancelled `interrupted`, a rollback deletes it and what it wrote ("deleted").
+        `ended` is told in the same transaction.
+        """
+        if state not in _ENDS:
+            raise ConfigError(f"a run finishes as {', '.join(map(repr, _ENDS))}, not {state!r}")
         m, stamp = self._m, now()
         text = None if error is None else error[:_ERROR_TEXT]
+        lock = " FOR UPDATE" if self._postgres else ""
 
-        def work(conn: Any) -> bool:
-            changed = conn.execute(
-                f"UPDATE actorgraph_queue SET state = {m}, error = {m}, lease_until = NULL, updated_at = {m}"
-                f" WHERE thread_id = {m} AND worker = {m} AND state = 'running'",
-                (state, text, stamp, thread_id, worker),
-            )
-            return bool(changed.rowcount == 1)
+        def work(conn: Any) -> str | None:
+            found = conn.execute(
+                f"SELECT {COLUMNS} FROM actorgraph_queue WHERE run_id = {m} AND worker = {m}"
+                f" AND state = 'running'{lock}",
+                (run_id, worker),
+            ).fetchone()
+            if found is None:
+                return None
+            try:
+                row = queued_row(found)
+            except CheckpointError as exc:  # damaged while it ran: it ends failed, with why
+                self._fail_unreadable(conn, run_id, str(exc), worker, stamp)
+                return "failed"
+            how = settle(self._store, conn, row, state, stamp=stamp, error=text)
+            if ended is not None:
+                ended(conn, row.thread_id, how)
+            return how
 
-        result: bool = self._write(f"finishing the queued run of thread {thread_id!r}", work)
+        result: str | None = self._write(f"finishing queued run {run_id!r}", work)
+        return result
+
+    def cancel(self, run_id: str, thread_id: str, action: str, *, ended: Ended | None = None) -> str | None:
+        """Ask a run to stop ("interrupt" or "rollback"); its state afterwards (`ask_cancel`), or None."""
+        if action not in ("interrupt", "rollback"):
+            raise ConfigError(f"a run is cancelled with 'interrupt' or 'rollback', not {action!r}")
+
+        def work(conn: Any) -> str | None:
+            lock_thread(self._store, conn, thread_id)
+            how = ask_cancel(self._store, conn, run_id, action, now())
+            if how in ("interrupted", "deleted") and ended is not None:
+                ended(conn, thread_id, how)
+            return how
+
+        result: str | None = self._write(f"cancelling run {run_id!r}", work)
+        return result
+
+    def delete(self, run_id: str) -> bool:
+        """Delete a run's row (one that has ended); False if there was none."""
+        m = self._m
+        sql = f"DELETE FROM actorgraph_queue WHERE run_id = {m} AND state NOT IN ('queued', 'running')"
+        result: bool = self._write(
+            f"deleting run {run_id!r}", lambda conn: conn.execute(sql, (run_id,)).rowcount == 1
+        )
         return result
 
     def leave(self, worker: str) -> None:
@@ -272,46 +313,21 @@ class RunQueue:
             lambda conn: conn.execute(f"DELETE FROM actorgraph_workers WHERE worker = {self._m}", (worker,)),
         )
 
-    # -- reading -------------------------------------------------------------------------------
 
-    def get(self, thread_id: str) -> QueuedRow | None:
-        """The queue row of `thread_id`, or None."""
-        sql = f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE thread_id = {self._m}"
-        found = self._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
-        return queued_row(found[0]) if found else None
+def _shown(key: Any) -> str:
+    return key if isinstance(key, str) else shown_id(key)
 
-    def state_of(self, thread_id: str) -> str | None:
-        """The state of `thread_id`'s queued run, or None; creates no table in a store never queued to."""
-        if not self._has_tables():
-            return None
-        sql = f"SELECT state FROM actorgraph_queue WHERE thread_id = {self._m}"
-        found = self._store._read(f"reading the queued run of thread {thread_id!r}", sql, (thread_id,))
-        return str(found[0][0]) if found else None
 
-    def rows(self, *, states: Sequence[str] = ("queued", "running"), limit: int = 1000) -> list[QueuedRow]:
-        """Queue rows in these states, oldest submission first (at most `limit`); damaged rows are skipped."""
-        marks = ", ".join([self._m] * len(states))
-        sql = (
-            f"SELECT {_COLUMNS} FROM actorgraph_queue WHERE state IN ({marks})"
-            f" ORDER BY submitted_at, thread_id LIMIT {self._m}"
-        )
-        rows = []
-        for values in self._read("listing queued runs", sql, (*states, limit)):
-            try:
-                rows.append(queued_row(values))
-            except CheckpointError:
-                continue
-        return rows
-
-    def live_workers(self, *, grace: float = 5.0) -> list[WorkerRow]:
-        """The workers whose last heartbeat is younger than their lease plus `grace` seconds."""
-        m = self._m
-        sql = (
-            "SELECT worker, started_at, seen_at, lease FROM actorgraph_workers"
-            f" WHERE seen_at + lease + {m} >= {m}"
-        )
-        found = self._read("listing workers", sql, (grace, now()))
-        return [row for values in found if (row := worker_row(values)) is not None]  # damaged: not live
+def _warn_unreadable(worker: str, unreadable: Sequence[tuple[Any, Any, str]]) -> None:
+    """Log each damaged row a claim marked failed, naming its thread, its run and why."""
+    for run_key, thread_key, reason in unreadable:
+        fields = {
+            "worker": worker,
+            "thread_id": _shown(thread_key),
+            "run_id": _shown(run_key),
+            "error": reason,
+        }
+        log.warning("queued run unreadable: marked failed", extra=fields)
 
 
 def run_queue(checkpointer: Checkpointer) -> RunQueue:
@@ -332,7 +348,7 @@ def run_queue(checkpointer: Checkpointer) -> RunQueue:
     queue = getattr(checkpointer, "_run_queue", None)
     if not isinstance(queue, RunQueue):
         queue = RunQueue(checkpointer)
-        checkpointer._run_queue = queue  # type: ignore[attr-defined]
+        checkpointer._run_queue = queue  # type: ignore[attr-defined]  # noqa: SLF001
     return queue
 
 

@@ -188,7 +188,9 @@ def _thread_record(entry: _Entry, now: float) -> dict[str, Any]:
 def with_workers(checkpointer: Checkpointer, entries: list[_Entry], status: str | None) -> list[_Entry]:
     """The entries with the worker holding each running run, after the queued runs of new threads."""
     try:
-        rows = {row.thread_id: row for row in run_queue(checkpointer).rows()}
+        rows: dict[str, Any] = {}
+        for row in run_queue(checkpointer).rows():  # a thread's oldest: the one running, if one is
+            rows.setdefault(row.thread_id, row)
     except ActorGraphError:  # a memory store, or the queue cannot be read: no worker to show
         return entries
     listed = {entry.info.thread_id for entry in entries}

@@ -35,10 +35,16 @@ def _described(error: BaseException) -> dict[str, Any]:
 
 @dataclass
 class _Held:
-    """A run this worker holds: its handle, and whether the worker let go of it (lease lost, stopping)."""
+    """A run this worker holds: its thread, its handle, and how it stops when it does.
 
+    `dropped`: the worker let go of it (lease lost, stopping); `cancelled`: it was
+    asked to stop (a cancel: the queue then ends it as asked).
+    """
+
+    thread_id: str
     handle: RunHandle[Any]
     dropped: bool = False
+    cancelled: bool = False
 
 
 @dataclass
@@ -116,10 +122,10 @@ class Worker:
                 "queued run not started",
                 extra={"worker": self.name, "thread_id": row.thread_id, "error": error},
             )
-            self._finish(row.thread_id, "failed", error)
+            self._finish(row, "failed", error)
             return
         with self._lock:
-            self._held[row.thread_id] = _Held(handle)
+            self._held[row.run_id] = _Held(row.thread_id, handle)
         fields = {
             "worker": self.name,
             "thread_id": row.thread_id,
@@ -127,27 +133,30 @@ class Worker:
             "attempt": row.attempts,
         }
         log.info("queued run started", extra=fields)
-        handle.future.add_done_callback(lambda done: self._stopped(row.thread_id, done))
+        handle.future.add_done_callback(lambda done: self._stopped(row, done))
 
-    def _stopped(self, thread_id: str, done: Future[Any]) -> None:
+    def _stopped(self, row: QueuedRow, done: Future[Any]) -> None:
         """A run stopped: record how in the queue (unless this worker let go of it)."""
         with self._lock:
-            held = self._held.pop(thread_id, None)
+            held = self._held.pop(row.run_id, None)
         self._wake.set()
         if held is None or held.dropped:
             return
         error = done.exception()
-        fields = {"worker": self.name, "thread_id": thread_id, "run_id": held.handle.run_id}
+        fields = {"worker": self.name, "thread_id": row.thread_id, "run_id": held.handle.run_id}
         if error is None:
             log.info("queued run stopped", extra=fields)
-            self._label(thread_id)
-            self._finish(thread_id, "done")
+            self._label(row.thread_id)
+            self._finish(row, "done")
+        elif isinstance(error, RunCancelledError) and held.cancelled:
+            log.info("queued run cancelled as asked", extra=fields)
+            self._finish(row, "interrupted")
         elif isinstance(error, RunCancelledError):
             log.info("queued run cancelled: queued again", extra=fields)
-            self._finish(thread_id, "queued")
+            self._finish(row, "queued")
         else:
             log.error("queued run failed", extra=fields | _described(error))
-            self._finish(thread_id, "failed", f"{type(error).__name__}: {error}")
+            self._finish(row, "failed", f"{type(error).__name__}: {error}")
 
     def _label(self, thread_id: str) -> None:
         """Record the worker's labels with a thread it ran, where the thread has none of its own."""
@@ -163,36 +172,43 @@ class Worker:
             fields = {"worker": self.name, "thread_id": thread_id, "error": str(exc)}
             log.warning("could not label the thread", extra=fields)
 
-    def _finish(self, thread_id: str, state: str, error: str | None = None) -> None:
+    def _finish(self, row: QueuedRow, state: str, error: str | None = None) -> None:
         try:
-            if self.queue.finish(thread_id, self.name, state=state, error=error):
+            if self.queue.finish(row.run_id, self.name, state=state, error=error):
                 self.finished += 1
         except ActorGraphError as exc:  # the lease runs out and another worker goes on with the thread
-            fields = {"worker": self.name, "thread_id": thread_id, "state": state, "error": str(exc)}
+            fields = {"worker": self.name, "thread_id": row.thread_id, "state": state, "error": str(exc)}
             log.warning("could not record how the run ended", extra=fields)
 
     def _beat(self, stop: threading.Event) -> None:
         """Renew the leases every third of a lease; a run whose lease was lost is cancelled."""
         while not stop.wait(self.lease / 3):
             with self._lock:
-                threads = list(self._held)
+                runs = list(self._held)
             try:
-                lost = self.queue.heartbeat(self.name, self.lease, threads)
+                asked = self.queue.heartbeat(self.name, self.lease, runs)
             except ActorGraphError as exc:
                 log.warning("could not renew the leases", extra={"worker": self.name, "error": str(exc)})
                 continue
-            for thread_id in lost:
-                self._drop(thread_id)
+            for run_id, why in asked.items():
+                self._drop(run_id, lost=why == "lost")
 
-    def _drop(self, thread_id: str) -> None:
-        """Let go of a run another worker took over (its commits would be refused anyway)."""
+    def _drop(self, run_id: str, *, lost: bool) -> None:
+        """Let go of a run another worker took over, or stop one a cancel was asked of.
+
+        A run taken over would have its commits refused anyway; a cancelled one's end
+        is recorded as the cancel asks.
+        """
         with self._lock:
-            held = self._held.get(thread_id)
-            if held is None:
+            held = self._held.get(run_id)
+            if held is None or held.dropped or held.cancelled:
                 return
-            held.dropped = True
-        fields = {"worker": self.name, "thread_id": thread_id, "run_id": held.handle.run_id}
-        log.warning("lease lost to another worker: cancelling the run here", extra=fields)
+            held.dropped, held.cancelled = lost, not lost
+        fields = {"worker": self.name, "thread_id": held.thread_id, "run_id": held.handle.run_id}
+        if lost:
+            log.warning("lease lost to another worker: cancelling the run here", extra=fields)
+        else:
+            log.info("run asked to stop: cancelling it", extra=fields)
         held.handle.cancel()
 
     def _give_back(self) -> None:
@@ -201,6 +217,10 @@ class Worker:
             held = dict(self._held)
             for h in held.values():
                 h.dropped = True
-        for thread_id, h in held.items():
+        for run_id, h in held.items():
             h.handle.cancel()
-            self._finish(thread_id, "queued")
+            try:
+                self.queue.finish(run_id, self.name, state="queued")
+            except ActorGraphError as exc:  # its lease runs out and another worker takes it
+                fields = {"worker": self.name, "thread_id": h.thread_id, "run_id": run_id, "error": str(exc)}
+                log.warning("could not give the run back", extra=fields)

@@ -132,7 +132,7 @@ def test_a_rollback_deletes_the_runs_checkpoints_and_brings_the_head_back(store:
         assert queue.finish(run, "w", state="interrupted") == "deleted"
         after = app.get_state("t")
         assert (after.checkpoint_id, after.state) == (before.checkpoint_id, {"n": 2})
-        assert [s.checkpoint_id for s in app.get_history("t")][0] == before.checkpoint_id
+        assert app.get_history("t")[0].checkpoint_id == before.checkpoint_id
         assert queue.run(run) is None
         assert app.invoke(None, thread_id="t").state == {"n": 2}  # the thread goes on from where it was
 
@@ -169,7 +169,7 @@ def test_a_queue_of_the_old_shape_is_moved_on_first_open_and_its_runs_are_taken(
         conn.execute("CREATE INDEX actorgraph_queue_by_state ON actorgraph_queue (state, submitted_at)")
         for thread, state in (("queued-before", "queued"), ("done-before", "done")):
             conn.execute(
-                f"INSERT INTO actorgraph_queue VALUES ({m}, {m}, {m}, NULL, NULL, NULL, 0, {m}, {m}, NULL)",
+                f"INSERT INTO actorgraph_queue VALUES ({m}, {m}, {m}, NULL, NULL, NULL, 0, {m}, {m}, NULL)",  # noqa: S608
                 (thread, state, payload, now, now),
             )
 

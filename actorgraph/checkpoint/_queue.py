@@ -199,8 +199,12 @@ class RunQueue(QueueReader):
             (reason[:_ERROR_TEXT], worker, stamp, key),
         )
 
-    def heartbeat(self, worker: str, lease: float, run_ids: Sequence[str]) -> dict[str, str]:
+    def heartbeat(
+        self, worker: str, lease: float, run_ids: Sequence[str], *, register: bool = True
+    ) -> dict[str, str]:
         """Record that `worker` lives and renew its leases (and the runs kept for it).
+
+        `register`: record it in the registry of `submit`'s workers (`live_workers`).
 
         Returns:
             The runs it is to stop: run id -> "lost" (another worker holds it, or it
@@ -209,11 +213,12 @@ class RunQueue(QueueReader):
         m, stamp = self._m, now()
 
         def work(conn: Any) -> dict[str, str]:
-            conn.execute(
-                f"INSERT INTO actorgraph_workers VALUES ({m}, {m}, {m}, {m})"
-                " ON CONFLICT (worker) DO UPDATE SET seen_at = excluded.seen_at, lease = excluded.lease",
-                (worker, stamp, stamp, lease),
-            )
+            if register:
+                conn.execute(
+                    f"INSERT INTO actorgraph_workers VALUES ({m}, {m}, {m}, {m})"
+                    " ON CONFLICT (worker) DO UPDATE SET seen_at = excluded.seen_at, lease = excluded.lease",
+                    (worker, stamp, stamp, lease),
+                )
             stop: dict[str, str] = {}
             for run_id in run_ids:
                 renewed = conn.execute(

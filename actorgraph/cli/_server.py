@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import logging
-
 import click
 
 from actorgraph._model.errors import ConfigError
 from actorgraph.cli._codes import DONE
 from actorgraph.cli._console import stdout
 from actorgraph.cli._exits import CommandError, guarded
+from actorgraph.cli._logs import log_format_option, log_to_stderr
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
 
 __all__ = ["server"]
@@ -56,6 +55,23 @@ __all__ = ["server"]
     metavar="ORIGIN",
     help="An origin a browser front end calls from (http://localhost:3000); CORS is off without.",
 )
+@click.option(
+    "--lease",
+    type=click.FloatRange(1, 86400),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a run stays this server's without a heartbeat: if the server dies, another server or "
+    "an `actorgraph worker --config` takes its runs over this long after.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 1024),
+    default=16,
+    show_default=True,
+    help="Background runs at once (runs a client waits for are not counted).",
+)
+@log_format_option
 @store_options
 @output_options
 @guarded
@@ -68,6 +84,9 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
     token: str | None,
     allow_host: tuple[str, ...],
     cors_origin: tuple[str, ...],
+    lease: float,
+    concurrency: int,
+    log_format: str,
     store: StoreChoice,
     out: Output,
 ) -> int:
@@ -75,7 +94,11 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
 
     It binds 127.0.0.1 unless --host says otherwise; another address needs --token.
     Threads, runs and the memory store live in --db (SQLite, default actorgraph.db)
-    or --dsn (PostgreSQL). Needs the `server` extra.
+    or --dsn (PostgreSQL). Background runs are rows of the store's run queue: this
+    server and any `actorgraph worker --config` on the same store take them, and a
+    run whose server died is finished by another once its lease ran out. It logs
+    each request and each run's end on stderr (--log-format json: one object a
+    line). Needs the `server` extra.
     """
     del out  # --json and --debug mean nothing to a server; accepted like every command's
     try:
@@ -83,7 +106,7 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
     except ImportError as exc:
         msg = f'server needs the server extra ({exc.name} is missing): pip install "actorgraph[server]"'
         raise CommandError(msg) from exc
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    log_to_stderr(log_format, server=True)
     stdout.file.flush()
     try:
         serve(
@@ -96,6 +119,8 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
             token=token,
             allow_hosts=allow_host,
             cors_origins=cors_origin,
+            lease=lease,
+            concurrency=concurrency,
         )
     except ConfigError as exc:
         raise CommandError(str(exc)) from None

@@ -1,4 +1,4 @@
-"""`worker`: run the queued runs of TARGET until stopped (SIGTERM, Ctrl-C)."""
+"""`worker`: run the queued runs of TARGET (or of the API server's graphs) until stopped (SIGTERM, Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,24 @@ __all__ = ["queued_answer", "worker"]
         "actorgraph worker myapp.flows:graph --dsn postgresql://app@db/runs --concurrency 8",
         "actorgraph worker flow.yaml --db runs.db            # workers on one machine",
         "actorgraph worker flows.py:graph --dsn $DSN --lease 60",
+        "actorgraph worker --config langgraph.json --dsn $DSN   # the runs of actorgraph server",
     ],
 )
-@click.argument("target")
+@click.argument("target", required=False)
+@click.option(
+    "--config",
+    "config",
+    metavar="PATH",
+    help="A langgraph.json: take the runs of its graphs that `actorgraph server` queued (not a TARGET's).",
+)
+@click.option(
+    "-g",
+    "--graph",
+    "graphs",
+    multiple=True,
+    metavar="NAME=TARGET",
+    help="A graph of `actorgraph server` whose runs to take, as the server names it; repeatable.",
+)
 @click.option(
     "--concurrency", type=click.IntRange(1, 1024), default=4, show_default=True, help="Runs at once."
 )
@@ -48,7 +63,9 @@ __all__ = ["queued_answer", "worker"]
 @guarded
 def worker(  # noqa: PLR0913 - click passes every option as a keyword
     *,
-    target: str,
+    target: str | None,
+    config: str | None,
+    graphs: tuple[str, ...],
     concurrency: int,
     lease: float,
     name: str | None,
@@ -71,7 +88,12 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
         raise CommandError(f"--lease {lease}: {exc}") from None
     del out  # a worker prints no result; its log is --log-format's
     named = name or worker_name()
+    if (target is None) == (config is None and not graphs):
+        msg = "give TARGET (the runs app.submit queued) or --config/-g (the runs of actorgraph server)"
+        raise CommandError(msg)
     log_to_stderr(log_format)
+    if target is None:
+        return _server_runs(config, graphs, store, concurrency=concurrency, lease=lease, name=named)
     graph = find(target)
     stderr.print(f"worker {named} takes the queued runs of {target}", highlight=False, markup=False)
     dsn, db = (store.dsn, None) if store.dsn else (None, store.db)
@@ -87,6 +109,37 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
         labels={GRAPH_KEY: recorded_form(target)},  # `answer` and `resume` then need no -g
     )
     stderr.print(f"worker {named} stopped after finishing {finished} runs", highlight=False, markup=False)
+    return DONE
+
+
+def _server_runs(  # noqa: PLR0913 - the graphs, their store, and the worker's bounds
+    config: str | None,
+    graphs: tuple[str, ...],
+    store: StoreChoice,
+    *,
+    concurrency: int,
+    lease: float,
+    name: str,
+) -> int:
+    """Take the runs `actorgraph server` queued for these graphs (the server extra), until stopped."""
+    try:
+        from actorgraph.server._app import Taking  # noqa: PLC0415 - the server extra, for this form only
+        from actorgraph.server._serve import graphs_of  # noqa: PLC0415
+        from actorgraph.server._work import work  # noqa: PLC0415
+    except ImportError as exc:
+        extra = 'pip install "actorgraph[server]"'
+        msg = f"worker --config needs the server extra ({exc.name} is missing): {extra}"
+        raise CommandError(msg) from exc
+    try:
+        work(
+            graphs_of(config, graphs),
+            db=None if store.dsn else store.db,
+            dsn=store.dsn,
+            taking=Taking(lease, concurrency, name),
+        )
+    except actorgraph.ConfigError as exc:
+        raise CommandError(str(exc)) from None
+    stderr.print(f"worker {name} stopped", highlight=False, markup=False)
     return DONE
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -25,23 +28,28 @@ from actorgraph._model.errors import (
     StoreError,
     ThreadNotFoundError,
 )
+from actorgraph.checkpoint._queue import check_lease, worker_name
 from actorgraph.server._assistants import ROUTES as ASSISTANT_ROUTES
 from actorgraph.server._body import ApiError, Limits
 from actorgraph.server._context import Json, Server
-from actorgraph.server._execute import Runner
 from actorgraph.server._graphs import Graphs, NotFoundError, served_graph
 from actorgraph.server._guard import Caught, HostChecked, TokenChecked, allowed_hosts
 from actorgraph.server._openapi import docs_page, openapi
+from actorgraph.server._queued import Runs
+from actorgraph.server._resumable import Events
+from actorgraph.server._runner import Runner
 from actorgraph.server._runs import ROUTES as RUN_ROUTES
 from actorgraph.server._state import State
 from actorgraph.server._tables import Tables
+from actorgraph.server._taker import Taker
 from actorgraph.server._threads import ROUTES as THREAD_ROUTES
 
-__all__ = ["create_app"]
+__all__ = ["Taking", "close_server", "create_app", "server_parts", "stores_of"]
 
 log = logging.getLogger("actorgraph.server")
 
 ROUTES: list[tuple[str, str, Any]] = [*ASSISTANT_ROUTES, *THREAD_ROUTES, *RUN_ROUTES]
+_LARGEST: Final = 1024
 
 
 def _detail(status: int) -> Callable[[Request, Exception], Any]:
@@ -68,7 +76,7 @@ _HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
 }
 
 
-def _stores(db: str | None, dsn: str | None, checkpointer: Any, store: Any) -> tuple[Any, Any, list[Any]]:
+def stores_of(db: str | None, dsn: str | None, checkpointer: Any, store: Any) -> tuple[Any, Any, list[Any]]:
     """The checkpointer and the memory store to serve with, and those opened here (closed with the app)."""
     from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer  # noqa: PLC0415 - lazy stores
     from actorgraph.store import MemoryStore, PostgresStore, SqliteStore  # noqa: PLC0415
@@ -105,6 +113,8 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
     allow_hosts: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
     limits: Limits | None = None,
+    lease: float = 30.0,
+    concurrency: int = 16,
 ) -> Starlette:
     """The ASGI app serving the LangGraph Server API for `graphs`, so that LangGraph's clients drive them.
 
@@ -125,20 +135,19 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
             [::1] (a request for another Host is 400, which stops DNS rebinding).
         cors_origins: origins a browser front end may call it from (CORS is off without).
         limits: bounds on request bodies (size, JSON depth, list sizes).
+        lease: seconds a run stays this server's without a heartbeat (then another process takes it).
+        concurrency: background runs taken from the queue at once (waited-for runs not counted).
 
     Returns:
-        A Starlette app. The end of its lifespan cancels the runs going on, stops the
-        graphs' actors and closes the stores it opened.
+        A Starlette app; its lifespan takes runs from the queue, and its end gives back the runs going on.
 
     Raises:
-        ConfigError: a graph that is none of the kinds served (naming it), a checkpointer
-            without a SQL database, an empty token, or an `allow_hosts` entry that is not a host name.
+        ConfigError: a graph of no kind served (naming it), a store without SQL, an empty token,
+            an `allow_hosts` entry that is not a host name, a bad lease or concurrency.
     """
-    if token is not None and not token.strip():
-        raise ConfigError("token: an empty token admits no one and protects nothing; give a non-empty one")
-    hosts = allowed_hosts(allow_hosts)
-    server, opened = _server(graphs, _stores(db, dsn, checkpointer, store), limits or Limits())
-    middleware = _middleware(hosts, cors_origins, token)
+    middleware = _middleware(allowed_hosts(allow_hosts), cors_origins, token)
+    taking = Taking(check_lease(lease), _concurrency(concurrency))
+    server, opened = server_parts(graphs, stores_of(db, dsn, checkpointer, store), limits or Limits(), taking)
     lifespan = _lifespan(server, opened)
     app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
     app.state.server = server
@@ -146,23 +155,44 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
 
 
 def _lifespan(server: Server, opened: list[Any]) -> Callable[[Starlette], Any]:
-    """The app's lifespan: at its end, cancel the runs going on, stop the graphs, close the stores opened."""
+    """The app's lifespan: it takes runs from the queue; at its end, it gives back the runs going on.
+
+    It then stops the graphs and closes the stores opened.
+    """
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        assert server.taker is not None  # noqa: S101 - server_parts gives every server its taker
+        taking = asyncio.get_running_loop().create_task(server.taker.serve())
         try:
             yield
         finally:
-            await server.runner.close()
-            server.graphs.close()
-            for item in reversed(opened):
-                item.close()
+            taking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await taking
+            await close_server(server, opened)
 
     return lifespan
 
 
+async def close_server(server: Server, opened: list[Any]) -> None:
+    """Give back the runs going on, stop the graphs, close the stores opened for the server."""
+    try:
+        await server.runner.close()
+    finally:
+        server.graphs.close()
+        for item in reversed(opened):
+            item.close()
+
+
 def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str | None) -> list[Middleware]:
-    """Every request is logged, its Host checked, CORS answered (if origins are named), its token checked."""
+    """Every request is logged, its Host checked, CORS answered (if origins are named), its token checked.
+
+    Raises:
+        ConfigError: an empty token.
+    """
+    if token is not None and not token.strip():
+        raise ConfigError("token: an empty token admits no one and protects nothing; give a non-empty one")
     middleware = [Middleware(Caught), Middleware(HostChecked, hosts=hosts)]
     if cors_origins:
         middleware.append(
@@ -179,8 +209,23 @@ def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str 
     return middleware
 
 
-def _server(
-    graphs: Mapping[str, Any], stores: tuple[Any, Any, list[Any]], limits: Limits
+@dataclass(frozen=True, slots=True)
+class Taking:
+    """How a server (or a worker of the server's graphs) takes runs: its lease, its concurrency, its name."""
+
+    lease: float = 30.0
+    concurrency: int = 16
+    name: str | None = None
+
+
+def _concurrency(concurrency: object) -> int:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or not 1 <= concurrency <= _LARGEST:
+        raise ConfigError(f"concurrency={concurrency!r}: give how many runs to run at once, 1 to {_LARGEST}")
+    return concurrency
+
+
+def server_parts(
+    graphs: Mapping[str, Any], stores: tuple[Any, Any, list[Any]], limits: Limits, taking: Taking
 ) -> tuple[Server, list[Any]]:
     """The server's parts, and the stores opened for it (closed again when a graph is refused).
 
@@ -198,8 +243,13 @@ def _server(
             item.close()
         raise
     catalog = Graphs(served)
-    server = Server(catalog, checkpointer, store, tables, State(catalog), Runner(tables), limits)
-    server.runner.forget = server.forget
+    name = taking.name or f"{worker_name()}:{uuid.uuid4().hex[:8]}"  # two apps of one process are two workers
+    runs, events = Runs(checkpointer, tables, name=name, lease=taking.lease), Events(checkpointer)
+    runner = Runner(runs, catalog, events)
+    server = Server(catalog, checkpointer, store, tables, State(catalog), runner, limits, runs, events)
+    runner.forget = server.forget
+    server.taker = Taker(runner, runs, list(served), concurrency=taking.concurrency)
+    runner.wake = server.taker.wake
     return server, opened
 
 

@@ -10,10 +10,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from actorgraph.server._body import ApiError, Limits, check_id
-from actorgraph.server._execute import Runner
 from actorgraph.server._graphs import Graphs, NotFoundError
+from actorgraph.server._queued import Runs
+from actorgraph.server._resumable import Events
+from actorgraph.server._runner import Runner
 from actorgraph.server._state import State
 from actorgraph.server._tables import Tables, ThreadRow
+from actorgraph.server._taker import Taker
 from actorgraph.server._wire import dumps
 
 __all__ = ["Json", "Server", "server_of"]
@@ -27,10 +30,13 @@ class Server:
         graphs: the served graphs and their assistants.
         checkpointer: where threads' checkpoints live (SQLite or PostgreSQL).
         store: the memory store of the vertices and of the `/store` routes.
-        tables: the server's thread and run rows, in the checkpointer's database.
+        tables: the server's thread rows, in the checkpointer's database.
         state: reading and changing threads' states through the graphs.
         runner: the runs going on in this process.
         limits: the bounds on requests.
+        runs: the server's runs, rows of the checkpointer's run queue.
+        events: the kept parts of resumable streams.
+        taker: what takes the server's runs from the queue and keeps its leases.
     """
 
     graphs: Graphs
@@ -40,6 +46,9 @@ class Server:
     state: State
     runner: Runner
     limits: Limits
+    runs: Runs
+    events: Events
+    taker: Taker | None = None
 
     async def thread(self, thread_id: str) -> ThreadRow:
         """The thread's row, its id checked.

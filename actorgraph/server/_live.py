@@ -23,7 +23,7 @@ from starlette.types import Receive, Scope, Send
 
 from actorgraph.server._wire import dumps
 
-__all__ = ["HEARTBEAT", "LiveRun", "SseResponse", "frame"]
+__all__ = ["HEARTBEAT", "LiveRun", "SseResponse", "frame", "raw_frame"]
 
 HEARTBEAT: Final = 10.0  # seconds without a part before a heartbeat comment
 _HEARTBEAT_FRAME: Final = b": heartbeat\r\n\r\n"
@@ -31,18 +31,29 @@ _HEARTBEAT_FRAME: Final = b": heartbeat\r\n\r\n"
 
 def frame(name: str, data: Any, event_id: int | None = None) -> bytes:
     """One SSE event: its id (for resumable streams), its name and its JSON data."""
+    return raw_frame(name, dumps(data), event_id)
+
+
+def raw_frame(name: str, data: bytes, event_id: int | None = None) -> bytes:
+    """One SSE event of data already JSON (a kept part of a resumable stream)."""
     head = b"" if event_id is None else b"id: %d\r\n" % event_id
-    return head + b"event: " + name.encode() + b"\r\ndata: " + dumps(data) + b"\r\n\r\n"
+    return head + b"event: " + name.encode() + b"\r\ndata: " + data + b"\r\n\r\n"
 
 
 class LiveRun:
     """The parts of one run as they come, for the responses that follow it."""
 
-    def __init__(self, run_id: str, thread_id: str, *, resumable: bool = False) -> None:
-        """Start with no part; `resumable` gives every part an SSE id (`Last-Event-ID` resumes after it)."""
+    def __init__(self, run_id: str, thread_id: str, *, resumable: bool = False, first_id: int = 0) -> None:
+        """Start with no part; `resumable` gives every part an SSE id (`Last-Event-ID` resumes after it).
+
+        Ids start at `first_id` (a run taken over goes on numbering its parts), and each part of a
+        resumable run is also kept in `parts` (id, name, JSON data) until `_resumable.Events` has it.
+        """
         self.run_id = run_id
         self.thread_id = thread_id
         self.resumable = resumable
+        self.first_id = first_id
+        self.parts: list[tuple[int, str, bytes]] = []
         self.frames: list[bytes] = []
         self.done = False
         self.values: Any = None  # the data of the last `values` part (what /runs/wait returns)
@@ -56,7 +67,11 @@ class LiveRun:
             self.values = data
         elif name == "error":
             self.error = data
-        self.frames.append(frame(name, data, len(self.frames) if self.resumable else None))
+        raw = dumps(data)
+        event_id = self.first_id + len(self.frames) if self.resumable else None
+        if event_id is not None:
+            self.parts.append((event_id, name, raw))
+        self.frames.append(raw_frame(name, raw, event_id))
         self._wake()
 
     def close(self) -> None:

@@ -1,15 +1,20 @@
 """The run routes: stream, wait and start a run (on a thread, or stateless); list, get, join, cancel, delete.
 
-A streamed run answers with `Content-Location: /threads/{thread_id}/runs/{run_id}`
-and `Location: .../stream` (where a client reconnects); a waited one with
-`Location: .../join`. The run goes on when a streaming client leaves
-(`on_disconnect="continue"`), unless it asked for `"cancel"`.
+Every run is a row of the run queue (`_queued.py`), created with its
+`multitask_strategy` in one transaction. A streamed or waited run is run by
+this server (at once when its thread is free, else when its turn comes); a
+background run (`POST .../runs`) by whichever server or `actorgraph worker` of
+the store takes it first. A streamed run answers with `Content-Location:
+/threads/{thread_id}/runs/{run_id}` and `Location: .../stream` (where a client
+reconnects); a waited one with `Location: .../join`. The run goes on when a
+streaming client leaves (`on_disconnect="continue"`), unless it asked for
+`"cancel"`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -17,171 +22,186 @@ from starlette.responses import Response
 
 from actorgraph.server._body import ApiError, check_id, json_body, query_int
 from actorgraph.server._context import Json, Server, server_of
-from actorgraph.server._execute import Started, new_id
-from actorgraph.server._live import SseResponse
+from actorgraph.server._execute import new_id, run_input, run_keywords
+from actorgraph.server._joining import ended, kept_parts, last_event_id, until_ended
+from actorgraph.server._live import LiveRun, SseResponse
 from actorgraph.server._models import RunCreate
-from actorgraph.server._tables import RunRow
-from actorgraph.server._wire import iso
+from actorgraph.server._queued import STATUS, Created, RunSpec, run_json
+from actorgraph.server._tables import BusyError
 
-__all__ = ["ROUTES", "run_json"]
+__all__ = ["ROUTES"]
 
-_RUN_STATUSES = frozenset({"pending", "running", "error", "success", "timeout", "interrupted"})
-
-
-def run_json(row: RunRow) -> dict[str, Any]:
-    """A run as the API shows it."""
-    return {
-        "run_id": row.run_id,
-        "thread_id": row.thread_id,
-        "assistant_id": row.assistant_id,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
-        "status": row.status,
-        "metadata": row.metadata,
-        "kwargs": row.kwargs,
-        "multitask_strategy": row.multitask_strategy,
-    }
+_RUN_STATUSES: Final = frozenset({"pending", "running", "error", "success", "timeout", "interrupted"})
+_ACTIONS: Final = ("interrupt", "rollback")
+_background: set[asyncio.Task[Any]] = set()  # cancels started by a client that left (kept until done)
 
 
-async def _started(request: Request, body: RunCreate, *, stateless: bool) -> tuple[Server, Started, str]:
-    """Start the request's run; and the path of its run resource."""
+async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Server, Created, str]:
+    """Create the request's run (on its thread, or on a new thread when stateless); and its path."""
     server = server_of(request)
     served = server.assistant(body.assistant_id)
-    if stateless:
-        thread_id = new_id()
-        started = await server.runner.start(
-            served, body, thread_id, create=True, temporary=body.on_completion == "delete"
-        )
-        return server, started, f"/runs/{started.row.run_id}"
-    thread_id = check_id(request.path_params["thread_id"], "thread_id")
-    if body.after_seconds:
-        await asyncio.sleep(body.after_seconds)
-    started = await server.runner.start(served, body, thread_id, create=body.if_not_exists == "create")
-    return server, started, f"/threads/{thread_id}/runs/{started.row.run_id}"
+    stateless = "thread_id" not in request.path_params
+    thread_id = new_id() if stateless else check_id(request.path_params["thread_id"], "thread_id")
+    run_input(served, body)  # options that do not fit the graph are refused before anything is written
+    run_keywords(served, body, thread_id)
+    try:
+        created = await run_in_threadpool(
+            server.runs.create, served, body, thread_id, create=stateless or body.if_not_exists == "create",
+            temporary=stateless and body.on_completion == "delete", here=here,
+        )  # fmt: skip
+    except BusyError as exc:
+        raise ApiError(409, str(exc)) from None
+    except LookupError:
+        msg = f"thread {thread_id} not found (send if_not_exists='create' to create it)"
+        raise ApiError(404, msg) from None
+    for run_id in created.asked:  # a run of this thread going on here stops now; elsewhere, at a heartbeat
+        server.runner.cancel(run_id)
+    where = f"/runs/{created.row.run_id}" if stateless else f"/threads/{thread_id}/runs/{created.row.run_id}"
+    return server, created, where
 
 
-async def _stream(request: Request, *, stateless: bool) -> Response:
+async def _cancel(server: Server, thread_id: str, run_id: str, action: str = "interrupt") -> None:
+    """Cancel a run wherever it goes on (a local one at once, another process's at its next heartbeat)."""
+    await run_in_threadpool(server.runs.cancel, thread_id, run_id, action)
+    server.runner.cancel(run_id)
+
+
+async def _stream(request: Request) -> Response:
     body = await json_body(request, RunCreate, server_of(request).limits, empty=False)
-    server, started, where = await _started(request, body, stateless=stateless)
-    run_id = started.row.run_id
+    server, created, where = await _created(request, body, here=True)
+    live = await server.runner.expect(created)
+    row = created.row
 
     def gone() -> None:
-        if body.on_disconnect == "cancel":
-            server.runner.cancel(run_id)
+        if body.on_disconnect == "cancel" and not live.done:
+            task = asyncio.get_running_loop().create_task(_cancel(server, row.thread_id, row.run_id))
+            _background.add(task)
+            task.add_done_callback(_background.discard)
 
     headers = {"content-location": where, "location": f"{where}/stream"}
-    return SseResponse(started.live.follow(), headers, on_gone=gone)
+    return SseResponse(live.follow(), headers, on_gone=gone)
 
 
-async def stream(request: Request) -> Response:
-    return await _stream(request, stateless=False)
+async def _values(server: Server, live: LiveRun, thread_id: str) -> Any:
+    """What a waited run returns: its error, its last values, or (run elsewhere) the thread's values."""
+    if live.error is not None:
+        return {"__error__": live.error}
+    if live.values is not None:
+        return live.values
+    return await _thread_values(server, thread_id)
 
 
-async def stream_stateless(request: Request) -> Response:
-    return await _stream(request, stateless=True)
+async def _thread_values(server: Server, thread_id: str) -> Any:
+    thread = await run_in_threadpool(server.tables.thread, thread_id)
+    served = server.state.graph_of(thread)
+    snap = await run_in_threadpool(server.state.snapshot, served, thread_id)
+    if served is None or snap is None:
+        return None
+    return server.state.state_json(served, snap)["values"]
 
 
-async def _wait(request: Request, *, stateless: bool) -> Response:
+async def _wait(request: Request) -> Response:
     body = await json_body(request, RunCreate, server_of(request).limits, empty=False)
     body = body.model_copy(update={"stream_mode": "values"})
-    server, started, where = await _started(request, body, stateless=stateless)
-    live = started.live
+    server, created, where = await _created(request, body, here=True)
+    live = await server.runner.expect(created)
     try:
         await live.ended()
+        if live.values is None and live.error is None:  # another process took it over: wait for its end
+            await ended(server, created.row.run_id)
     except asyncio.CancelledError:
         if body.on_disconnect == "cancel":
-            server.runner.cancel(started.row.run_id)
+            await asyncio.shield(_cancel(server, created.row.thread_id, created.row.run_id))
         raise
-    result = {"__error__": live.error} if live.error is not None else live.values
+    result = await _values(server, live, created.row.thread_id)
     return Json(result, headers={"content-location": where, "location": f"{where}/join"})
 
 
-async def wait(request: Request) -> Response:
-    return await _wait(request, stateless=False)
-
-
-async def wait_stateless(request: Request) -> Response:
-    return await _wait(request, stateless=True)
-
-
 async def create(request: Request) -> Response:
-    """A run in the background of this server (phase 1: it lives in this process)."""
+    """A background run: queued for whichever server or worker of the store takes it first."""
     body = await json_body(request, RunCreate, server_of(request).limits, empty=False)
-    _, started, where = await _started(request, body, stateless="thread_id" not in request.path_params)
-    return Json(run_json(started.row), headers={"content-location": where})
+    server, created, where = await _created(request, body, here=False)
+    server.runner.wake()
+    return Json(run_json(created.row, created.spec), headers={"content-location": where})
 
 
-async def _run(request: Request) -> tuple[Server, RunRow]:
+async def _run(request: Request) -> tuple[Server, Any, RunSpec | None]:
     server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    thread = await server.thread(request.path_params["thread_id"])
     run_id = check_id(request.path_params["run_id"], "run_id")
-    found = await run_in_threadpool(server.tables.run, row.thread_id, run_id)
+    found = await run_in_threadpool(server.runs.get, thread.thread_id, run_id)
     if found is None:
-        raise ApiError(404, f"run {run_id} of thread {row.thread_id} not found")
-    return server, found
+        raise ApiError(404, f"run {run_id} of thread {thread.thread_id} not found")
+    return server, found[0], found[1]
 
 
 async def get(request: Request) -> Response:
-    _, row = await _run(request)
-    return Json(run_json(row))
+    _, row, spec = await _run(request)
+    return Json(run_json(row, spec))
 
 
 async def listing(request: Request) -> Response:
     server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    thread = await server.thread(request.path_params["thread_id"])
     status = request.query_params.get("status")
     if status is not None and status not in _RUN_STATUSES:
         raise ApiError(422, f"status: {status[:40]!r} is not one of {', '.join(sorted(_RUN_STATUSES))}")
     limit, offset = query_int(request, "limit", 10, 1, 1000), query_int(request, "offset", 0, 0, 1_000_000)
     found = await run_in_threadpool(
-        server.tables.runs, row.thread_id, status=status, limit=limit, offset=offset
+        server.runs.listing, thread.thread_id, status=status, limit=limit, offset=offset
     )
-    return Json([run_json(r) for r in found])
+    return Json([run_json(row, spec) for row, spec in found])
 
 
 async def join(request: Request) -> Response:
-    server, row = await _run(request)
-    live = server.runner.live.get(row.run_id)
-    if live is not None:
-        await live.ended()
-    thread = await server.thread(row.thread_id)
-    served = server.state.graph_of(thread)
-    snap = await run_in_threadpool(server.state.snapshot, served, row.thread_id)
-    if served is None or snap is None:
-        return Json(None)
-    return Json(server.state.state_json(served, snap)["values"])
+    server, row, _ = await _run(request)
+    await ended(server, row.run_id)
+    return Json(await _thread_values(server, row.thread_id))
 
 
 async def join_stream(request: Request) -> Response:
-    server, row = await _run(request)
-    live = server.runner.live.get(row.run_id)
+    server, row, spec = await _run(request)
     where = f"/threads/{row.thread_id}/runs/{row.run_id}"
-    if live is None:  # ended: nothing more will come
-        return SseResponse(_nothing(), {"content-location": where})
-    return SseResponse(live.follow(), {"content-location": where})
-
-
-async def _nothing() -> Any:
-    return
-    yield
+    after = last_event_id(request.headers.get("last-event-id"))
+    live = server.runner.live.get(row.run_id)
+    resumable = spec is not None and spec.body.get("stream_resumable") is True
+    if live is not None and (after is None or after + 1 >= live.first_id):
+        start = 0 if after is None else after + 1 - live.first_id
+        return SseResponse(live.follow(start), {"content-location": where})
+    if resumable:
+        return SseResponse(
+            kept_parts(server, row.run_id, -1 if after is None else after), {"content-location": where}
+        )
+    return SseResponse(until_ended(server, row.run_id), {"content-location": where})
 
 
 async def cancel(request: Request) -> Response:
-    server, row = await _run(request)
-    live = server.runner.live.get(row.run_id)
-    if live is not None:
-        server.runner.cancel(row.run_id)
-        if request.query_params.get("wait") in ("1", "true", "True"):
-            await live.ended()
+    server, row, _ = await _run(request)
+    action = request.query_params.get("action", "interrupt")
+    if action not in _ACTIONS:
+        raise ApiError(422, f"action: {action[:40]!r} is not 'interrupt' or 'rollback'")
+    await run_in_threadpool(server.runs.cancel, row.thread_id, row.run_id, action)
+    server.runner.cancel(row.run_id)
+    if request.query_params.get("wait") in ("1", "true", "True"):
+        await ended(server, row.run_id)
     return Response(status_code=202)
 
 
 async def delete(request: Request) -> Response:
-    server, row = await _run(request)
-    if row.status in ("pending", "running"):
-        raise ApiError(409, f"run {row.run_id} is {row.status}; cancel it first")
-    await run_in_threadpool(server.tables.delete_run, row.thread_id, row.run_id)
+    server, row, _ = await _run(request)
+    if row.state in ("queued", "running"):
+        raise ApiError(409, f"run {row.run_id} is {STATUS[row.state]}; cancel it first")
+    await run_in_threadpool(server.runs.queue.delete, row.run_id)
+    await run_in_threadpool(server.events.forget, row.run_id)
     return Response(status_code=204)
+
+
+async def stream(request: Request) -> Response:
+    return await _stream(request)
+
+
+async def wait(request: Request) -> Response:
+    return await _wait(request)
 
 
 ROUTES: list[tuple[str, str, Any]] = [
@@ -194,7 +214,7 @@ ROUTES: list[tuple[str, str, Any]] = [
     ("GET", "/threads/{thread_id}/runs/{run_id}/join", join),
     ("GET", "/threads/{thread_id}/runs/{run_id}/stream", join_stream),
     ("POST", "/threads/{thread_id}/runs/{run_id}/cancel", cancel),
-    ("POST", "/runs/stream", stream_stateless),
-    ("POST", "/runs/wait", wait_stateless),
+    ("POST", "/runs/stream", stream),
+    ("POST", "/runs/wait", wait),
     ("POST", "/runs", create),
 ]

@@ -75,8 +75,12 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
     token: str | None = None,
     allow_hosts: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
+    lease: float = 30.0,
+    concurrency: int = 16,
 ) -> None:
     """Serve the graphs with uvicorn until stopped (Ctrl-C, SIGTERM): what `actorgraph server` runs.
+
+    Its requests and runs are logged on the `actorgraph.server` logger (uvicorn's access log is off).
 
     Raises:
         ConfigError: a bad config, graph or option, or a non-loopback `host` without `token`.
@@ -91,7 +95,9 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
         token=token,
         allow_hosts=(*_bound(host), *allow_hosts),
         cors_origins=cors_origins,
+        lease=lease,
+        concurrency=concurrency,
     )
     names = ", ".join(s.name for s in app.state.server.graphs)
     log.warning("actorgraph server: serving %s on http://%s:%d (Ctrl-C stops)", names, host, port)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)

@@ -118,11 +118,13 @@ async def patch(request: Request) -> Response:
 async def delete(request: Request) -> Response:
     server = server_of(request)
     row = await server.thread(request.path_params["thread_id"])
-    if row.status == "busy":
-        for live in list(server.runner.live.values()):
-            if live.thread_id == row.thread_id:
-                server.runner.cancel(live.run_id)
-                await live.ended()
+    for run in await run_in_threadpool(
+        server.runs.queue.runs_of, row.thread_id, states=("queued", "running")
+    ):
+        await run_in_threadpool(server.runs.cancel, row.thread_id, run.run_id, "interrupt")
+        live = server.runner.live.get(run.run_id)
+        if server.runner.cancel(run.run_id) and live is not None:  # one going on here ends before its thread
+            await live.ended()
     await run_in_threadpool(server.forget, row.thread_id)
     return Response(status_code=204)
 

@@ -1,0 +1,78 @@
+"""Following a run from any server process: waiting for its end, and joining its stream.
+
+A run going on in this process is followed through its `LiveRun` (its parts as
+they come). A run another process runs (another server, an `actorgraph
+worker`, or a server that took it over after one died) is followed through the
+database: its queue row says when it ended, and the parts of a resumable one
+are read from `actorgraph_server_events` as its runner writes them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+from starlette.concurrency import run_in_threadpool
+
+from actorgraph.server._context import Server
+from actorgraph.server._live import HEARTBEAT, raw_frame
+
+__all__ = ["ended", "kept_parts", "last_event_id", "until_ended"]
+
+_POLL: Final = 0.2  # seconds between looks at a run another process runs
+_ACTIVE: Final = ("queued", "running")
+
+
+def last_event_id(given: str | None) -> int | None:
+    """The `Last-Event-ID` header as a part's number; None when absent or not a number (start over)."""
+    if given is None or not given.strip().isdigit() or len(given.strip()) > 18:  # noqa: PLR2004 - an int64
+        return None
+    return int(given.strip())
+
+
+async def _state(server: Server, run_id: str) -> Any:
+    return await run_in_threadpool(server.runs.queue.run_state, run_id)
+
+
+async def ended(server: Server, run_id: str) -> None:
+    """Wait until the run ended (here, or in whichever process runs it), or was deleted."""
+    live = server.runner.live.get(run_id)
+    if live is not None:
+        await live.ended()
+    while await _state(server, run_id) in _ACTIVE:
+        live = server.runner.live.get(run_id)
+        if live is not None:  # this process took it meanwhile
+            await live.ended()
+        else:
+            await asyncio.sleep(_POLL)
+
+
+async def until_ended(server: Server, run_id: str) -> AsyncIterator[bytes | None]:
+    """Heartbeats until the run ends: the parts of a run that is not resumable stay where it runs."""
+    beat = time.monotonic()
+    while await _state(server, run_id) in _ACTIVE:
+        await asyncio.sleep(_POLL)
+        if time.monotonic() - beat >= HEARTBEAT:
+            beat = time.monotonic()
+            yield None
+
+
+async def kept_parts(server: Server, run_id: str, after: int) -> AsyncIterator[bytes | None]:
+    """The kept parts of a resumable run numbered above `after`, as its runner writes them, until it ends."""
+    beat = time.monotonic()
+    while True:
+        active = await _state(server, run_id) in _ACTIVE  # read before the parts: none written after is lost
+        parts = await run_in_threadpool(server.events.after, run_id, after)
+        for seq, name, data in parts:
+            yield raw_frame(name, data, seq)
+            after, beat = seq, time.monotonic()
+        if parts:
+            continue
+        if not active:
+            return
+        await asyncio.sleep(_POLL)
+        if time.monotonic() - beat >= HEARTBEAT:
+            beat = time.monotonic()
+            yield None

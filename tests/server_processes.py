@@ -59,11 +59,11 @@ class Processes:
         self.children.append(child)
         return child
 
-    def server(self, *, lease: float = 2.0, port: int | None = None, log: str = "server.log") -> str:
+    def server(self, *, lease: float = 2.0, concurrency: int = 16, log: str = "server.log") -> str:
         """Start `actorgraph server` on the store; its URL once it answers."""
-        port = port or free_port()
+        port = free_port()
         argv = ["server", *(a for g in GRAPHS for a in ("-g", g)), *self.store, "--port", str(port)]
-        child = self._start([*argv, "--lease", str(lease)], log)
+        child = self._start([*argv, "--lease", str(lease), "--concurrency", str(concurrency)], log)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + WAIT
         while True:

@@ -1,8 +1,8 @@
 """Graphs for the API server's queued-run tests: runs that take a while, runs whose vertices write a ledger.
 
-`steps`: first (quick) -> second (sleeps `state["sleep"]` seconds): a run whose
-first superstep is committed while its second still goes, so an interrupt keeps
-it and a rollback takes it away.
+`steps`: first (quick) -> second (an `async` vertex that sleeps `state["sleep"]`
+seconds, cancelled with its run): a run whose first superstep is committed while
+its second still goes, so an interrupt keeps it and a rollback takes it away.
 
 `ledger`: a -> b -> c -> d, each sleeping `$SERVER_PAUSE` seconds (0.4 by
 default) and appending one fsynced line to the ledger `$SERVER_LEDGER`
@@ -18,6 +18,7 @@ which the crash tests count. The store is
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
@@ -33,8 +34,8 @@ def _first(state: dict[str, Any]) -> dict[str, Any]:
     return {**state, "log": [*state.get("log", []), "first"]}
 
 
-def _second(state: dict[str, Any]) -> dict[str, Any]:
-    time.sleep(float(state.get("sleep", 1.0)))
+async def _second(state: dict[str, Any]) -> dict[str, Any]:
+    await asyncio.sleep(float(state.get("sleep", 1.0)))  # a cancelled run cancels it: no thread sleeps on
     return {**state, "log": [*state["log"], "second"]}
 
 

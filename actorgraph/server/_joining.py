@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
@@ -19,7 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from actorgraph.server._context import Server
 from actorgraph.server._live import HEARTBEAT, raw_frame
 
-__all__ = ["ended", "kept_parts", "last_event_id", "until_ended"]
+__all__ = ["ended", "kept_parts", "last_event_id", "until_ended", "wanted_modes"]
 
 _POLL: Final = 0.2  # seconds between looks at a run another process runs
 _ACTIVE: Final = ("queued", "running")
@@ -30,6 +30,19 @@ def last_event_id(given: str | None) -> int | None:
     if given is None or not given.strip().isdigit() or len(given.strip()) > 18:  # noqa: PLR2004 - an int64
         return None
     return int(given.strip())
+
+
+def wanted_modes(given: list[str]) -> Callable[[str], bool] | None:
+    """Which parts a joining client wants, by event name, from its `stream_mode`s (None: all of them).
+
+    A part's mode is its name before any `|` (a subgraph's) and `/` (`messages/partial`);
+    `messages-tuple` parts are named `messages`. The run's `metadata` and `error` always go.
+    """
+    modes = {"messages" if mode == "messages-tuple" else mode for mode in given if mode}
+    if not modes:
+        return None
+    modes |= {"metadata", "error"}
+    return lambda name: name.split("|", 1)[0].split("/", 1)[0] in modes
 
 
 async def _state(server: Server, run_id: str) -> Any:
@@ -59,14 +72,17 @@ async def until_ended(server: Server, run_id: str) -> AsyncIterator[bytes | None
             yield None
 
 
-async def kept_parts(server: Server, run_id: str, after: int) -> AsyncIterator[bytes | None]:
+async def kept_parts(
+    server: Server, run_id: str, after: int, wanted: Callable[[str], bool] | None = None
+) -> AsyncIterator[bytes | None]:
     """The kept parts of a resumable run numbered above `after`, as its runner writes them, until it ends."""
     beat = time.monotonic()
     while True:
         active = await _state(server, run_id) in _ACTIVE  # read before the parts: none written after is lost
         parts = await run_in_threadpool(server.events.after, run_id, after)
         for seq, name, data in parts:
-            yield raw_frame(name, data, seq)
+            if wanted is None or wanted(name):
+                yield raw_frame(name, data, seq)
             after, beat = seq, time.monotonic()
         if parts:
             continue

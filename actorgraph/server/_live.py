@@ -55,6 +55,7 @@ class LiveRun:
         self.first_id = first_id
         self.parts: list[tuple[int, str, bytes]] = []
         self.frames: list[bytes] = []
+        self.names: list[str] = []  # each frame's event name (a joining client may want some modes only)
         self.done = False
         self.values: Any = None  # the data of the last `values` part (what /runs/wait returns)
         self.error: dict[str, str] | None = None
@@ -72,6 +73,7 @@ class LiveRun:
         if event_id is not None:
             self.parts.append((event_id, name, raw))
         self.frames.append(raw_frame(name, raw, event_id))
+        self.names.append(name)
         self._wake()
 
     def close(self) -> None:
@@ -83,12 +85,18 @@ class LiveRun:
         changed, self._changed = self._changed, asyncio.Event()
         changed.set()
 
-    async def follow(self, start: int = 0) -> AsyncIterator[bytes | None]:
-        """The frames from `start` on, as they come; None after `HEARTBEAT` seconds without one."""
+    async def follow(
+        self, start: int = 0, wanted: Callable[[str], bool] | None = None
+    ) -> AsyncIterator[bytes | None]:
+        """The frames from `start` on (those `wanted` by name), as they come.
+
+        None stands for a heartbeat, after `HEARTBEAT` seconds without a frame.
+        """
         index = start
         while True:
             while index < len(self.frames):
-                yield self.frames[index]
+                if wanted is None or wanted(self.names[index]):
+                    yield self.frames[index]
                 index += 1
             if self.done:
                 return

@@ -14,6 +14,7 @@ streaming client leaves (`on_disconnect="continue"`), unless it asked for
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, Final
 
 from starlette.concurrency import run_in_threadpool
@@ -23,7 +24,7 @@ from starlette.responses import Response
 from actorgraph.server._body import ApiError, check_id, json_body, query_int
 from actorgraph.server._context import Json, Server, server_of
 from actorgraph.server._execute import new_id, run_input, run_keywords
-from actorgraph.server._joining import ended, kept_parts, last_event_id, until_ended
+from actorgraph.server._joining import ended, kept_parts, last_event_id, until_ended, wanted_modes
 from actorgraph.server._live import LiveRun, SseResponse
 from actorgraph.server._models import RunCreate
 from actorgraph.server._queued import STATUS, Created, RunSpec, run_json
@@ -72,14 +73,20 @@ async def _stream(request: Request) -> Response:
     live = await server.runner.expect(created)
     row = created.row
 
-    def gone() -> None:
-        if body.on_disconnect == "cancel" and not live.done:
-            task = asyncio.get_running_loop().create_task(_cancel(server, row.thread_id, row.run_id))
-            _background.add(task)
-            task.add_done_callback(_background.discard)
-
+    gone = _when_gone(server, row.thread_id, row.run_id) if body.on_disconnect == "cancel" else None
     headers = {"content-location": where, "location": f"{where}/stream"}
     return SseResponse(live.follow(), headers, on_gone=gone)
+
+
+def _when_gone(server: Server, thread_id: str, run_id: str) -> Callable[[], None]:
+    """What cancels a run when the client following its stream goes away (on_disconnect="cancel")."""
+
+    def gone() -> None:
+        task = asyncio.get_running_loop().create_task(_cancel(server, thread_id, run_id))
+        _background.add(task)
+        task.add_done_callback(_background.discard)
+
+    return gone
 
 
 async def _values(server: Server, live: LiveRun, thread_id: str) -> Any:
@@ -160,19 +167,22 @@ async def join(request: Request) -> Response:
 
 
 async def join_stream(request: Request) -> Response:
+    """Join a run's stream: its parts from the start, or after `Last-Event-ID` (a resumable run)."""
     server, row, spec = await _run(request)
-    where = f"/threads/{row.thread_id}/runs/{row.run_id}"
+    where = {"content-location": f"/threads/{row.thread_id}/runs/{row.run_id}"}
     after = last_event_id(request.headers.get("last-event-id"))
+    wanted = wanted_modes(request.query_params.getlist("stream_mode"))
+    gone = None
+    if request.query_params.get("cancel_on_disconnect") in ("1", "true", "True"):
+        gone = _when_gone(server, row.thread_id, row.run_id)
     live = server.runner.live.get(row.run_id)
-    resumable = spec is not None and spec.body.get("stream_resumable") is True
     if live is not None and (after is None or after + 1 >= live.first_id):
         start = 0 if after is None else after + 1 - live.first_id
-        return SseResponse(live.follow(start), {"content-location": where})
-    if resumable:
-        return SseResponse(
-            kept_parts(server, row.run_id, -1 if after is None else after), {"content-location": where}
-        )
-    return SseResponse(until_ended(server, row.run_id), {"content-location": where})
+        return SseResponse(live.follow(start, wanted), where, on_gone=gone)
+    if spec is not None and spec.body.get("stream_resumable") is True:
+        parts = kept_parts(server, row.run_id, -1 if after is None else after, wanted)
+        return SseResponse(parts, where, on_gone=gone)
+    return SseResponse(until_ended(server, row.run_id), where, on_gone=gone)
 
 
 async def cancel(request: Request) -> Response:

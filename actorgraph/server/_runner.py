@@ -100,13 +100,17 @@ class Runner:
         live.emit("metadata", {"run_id": row.run_id, "attempt": 1})
         self.live[row.run_id] = live
         if row.state == "running":
-            await self.begin(row, created.spec, claimed=False)
+            await self.begin(row, created.spec)
         else:
             self.wake()
         return live
 
-    async def begin(self, row: QueuedRow, spec: RunSpec | None = None, *, claimed: bool = True) -> None:
-        """Run a row this process holds now (its payload read here when `spec` is None)."""
+    async def begin(self, row: QueuedRow, spec: RunSpec | None = None) -> None:
+        """Run a row this process holds now (its payload read here when `spec` is None).
+
+        A run a request here waits for (`expect`) is not counted among the runs taken from the queue.
+        """
+        claimed = row.run_id not in self.live
         try:
             if spec is None:
                 spec = await run_in_threadpool(decode, self.runs.store, row)

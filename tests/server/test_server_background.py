@@ -263,3 +263,24 @@ def _missing(client: Any, thread: str) -> bool:
     except httpx.HTTPStatusError as exc:
         return exc.response.status_code == 404
     return False
+
+
+def test_hostile_run_requests_are_refused_plainly(server: Running) -> None:
+    client = server.client()
+    thread = client.threads.create()["thread_id"]
+    other = client.threads.create()["thread_id"]
+    run = client.runs.create(thread, "counter", input={"n": 1})
+    client.runs.join(thread, run["run_id"])
+    base = f"{server.url}/threads/{thread}/runs"
+    bad_action = httpx.post(f"{base}/{run['run_id']}/cancel?action=explode", timeout=WAIT)
+    assert (bad_action.status_code, "action" in bad_action.json()["detail"]) == (422, True)
+    early = httpx.post(base, json={"assistant_id": "counter", "after_seconds": -1}, timeout=WAIT)
+    assert early.status_code == 422
+    assert "after_seconds" in early.json()["detail"]
+    assert httpx.get(f"{server.url}/threads/{other}/runs/{run['run_id']}", timeout=WAIT).status_code == 404
+    with httpx.stream(
+        "GET", f"{base}/{run['run_id']}/stream", headers={"last-event-id": "x" * 500}, timeout=WAIT
+    ) as joined:
+        assert joined.status_code == 200  # an id that is no number: nothing to resume after, nothing kept
+        assert joined.read() == b""
+    assert [r["run_id"] for r in client.runs.list(thread)] == [run["run_id"]]

@@ -26,6 +26,8 @@ import server_queue_graphs
 from conftest import Running, serving
 from pg_server import POSTGRES
 
+from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
+
 pytestmark = pytest.mark.slow  # servers, and runs that take a while
 
 WAIT = 30.0
@@ -284,3 +286,27 @@ def test_hostile_run_requests_are_refused_plainly(server: Running) -> None:
         assert joined.status_code == 200  # an id that is no number: nothing to resume after, nothing kept
         assert joined.read() == b""
     assert [r["run_id"] for r in client.runs.list(thread)] == [run["run_id"]]
+
+
+def test_a_run_whose_stored_request_is_damaged_fails_alone(server: Running, store: dict[str, Any]) -> None:
+    client = server.client()
+    thread = client.threads.create()["thread_id"]
+    run = client.runs.create(thread, "counter", input={"n": 1}, after_seconds=1)
+    opened = PostgresCheckpointer(store["dsn"]) if "dsn" in store else SqliteCheckpointer(store["db"])
+    with opened as checkpointer:
+        m = checkpointer.dialect.mark
+        checkpointer._transaction(
+            "damaging",
+            lambda conn: conn.execute(
+                f"UPDATE actorgraph_queue SET payload = {m} WHERE run_id = {m}",  # noqa: S608
+                (b"\x00\xff", run["run_id"]),
+            ),
+        )
+    client.runs.join(thread, run["run_id"])
+    assert client.runs.get(thread, run["run_id"])["status"] == "error"
+    shown = client.threads.get(thread)
+    assert shown["status"] == "error"
+    assert "cannot be started" in shown["error"]["message"]
+    assert client.runs.wait(thread, "counter", input={"n": 1}) == {
+        "n": 2
+    }  # the thread, and the server, go on

@@ -44,3 +44,9 @@ def test_an_enqueued_run_is_taken_by_a_worker_process(tmp_path: Path) -> None:
         with SqliteCheckpointer(db) as store:
             assert run_queue(store).run(queued["run_id"]).worker == "the-worker"
         client.runs.cancel(hog_thread, hog["run_id"])
+    logs = running.logs().splitlines()  # each request and each run's end, through actorgraph's logging
+    assert any(f"POST /threads/{thread}/runs 200" in line and "duration=" in line for line in logs)
+    ended = [line for line in logs if "run ended" in line and f"thread_id={thread}" in line]
+    assert len(ended) == 2, ended
+    assert all("status=success" in line and "duration=" in line and "run_id=" in line for line in ended)
+    assert any(f"run_id={hog['run_id']}" in line and "status=interrupted" in line for line in logs)

@@ -43,6 +43,19 @@ def test_a_bad_target_is_a_usage_error(tmp_path: Path, target: str, said: str) -
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    "args",
+    [("--db", "q.db"), ("worker_graphs:fan", "-g", "x=worker_graphs:fan", "--db", "q.db")],
+    ids=["neither", "both"],
+)
+def test_a_worker_takes_a_targets_runs_or_the_servers_not_both(tmp_path: Path, args: tuple[str, ...]) -> None:
+    done = Shell(tmp_path)("worker", *args, code=2)
+    assert "give TARGET" in done.stderr
+    assert "--config/-g" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
 def test_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
     done = Shell(tmp_path)(
         "worker", "worker_graphs:fan", "--dsn", "postgresql://nobody@127.0.0.1:1/x", code=1

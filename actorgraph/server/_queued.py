@@ -133,6 +133,14 @@ def run_json(row: QueuedRow, spec: RunSpec | None) -> dict[str, Any]:
     }
 
 
+def _busy(thread_id: str) -> BusyError:
+    msg = (
+        f"thread {thread_id} has a run pending or running; wait for it to end, or send "
+        "multitask_strategy 'enqueue', 'interrupt' or 'rollback'"
+    )
+    return BusyError(msg)
+
+
 class Runs:
     """The server's runs in the queue of its checkpointer: created, read, cancelled, ended."""
 
@@ -145,7 +153,15 @@ class Runs:
         self.lease = lease
 
     def create(  # noqa: PLR0913 - the graph, the request, the thread, and how the run is held
-        self, served: Served, body: RunCreate, thread_id: str, *, create: bool, temporary: bool, here: bool
+        self,
+        served: Served,
+        body: RunCreate,
+        thread_id: str,
+        *,
+        create: bool,
+        temporary: bool,
+        here: bool,
+        run_id: str | None = None,
     ) -> Created:
         """Create a run of `served` on `thread_id` as its `multitask_strategy` says, in one transaction.
 
@@ -155,8 +171,8 @@ class Runs:
             thread_id: the thread.
             create: make the thread when it does not exist.
             temporary: delete the thread when the run ends (a stateless run).
-            here: this server runs it (a request waits for it): taken now if the thread is
-                free and it is due, else kept for this server until its turn.
+            here: a request here waits for it (taken now when free and due, else kept for this server).
+            run_id: its id (a new UUID by default).
 
         Raises:
             BusyError: `reject` on a thread with a run pending or running (nothing was written).
@@ -164,28 +180,23 @@ class Runs:
         """
         spec = RunSpec(served.name, served.assistant_id, body.model_dump(mode="json"), temporary)
         payload, stamp = encode(self.store, thread_id, spec), time.time()
-        after = body.after_seconds or 0.0
-        labels = {"graph_id": served.name, "assistant_id": served.assistant_id}
+        after = body.after_seconds
 
         def work(conn: Any) -> Created:
             lock_thread(self.store, conn, thread_id)
             thread = self.tables.thread_in(conn, thread_id, create=create, stamp=stamp)
             active = active_runs(self.store, conn, thread_id)
             if active and body.multitask_strategy == "reject":
-                msg = (
-                    f"thread {thread_id} has a run pending or running; wait for it to end, or send "
-                    "multitask_strategy 'enqueue', 'interrupt' or 'rollback'"
-                )
-                raise BusyError(msg)
+                raise _busy(thread_id)
             asked = self._stop(conn, active, body.multitask_strategy, stamp)
             take_now = here and not (asked if body.multitask_strategy != "enqueue" else active) and not after
             new = NewRun(
-                thread_id, payload, graph=served.name, run_id=str(uuid.uuid4()),
+                thread_id, payload, graph=served.name, run_id=run_id or str(uuid.uuid4()),
                 holder=self.name if here else None, kept_for=self.name if here and not take_now else None,
                 lease=self.lease, not_before=stamp + after if after else None,
             )  # fmt: skip
             row = insert_run(self.store, conn, new, take_now=take_now, stamp=stamp)
-            self.tables.busy_in(conn, thread, labels, stamp)
+            self.tables.busy_in(conn, thread, served, stamp)
             return Created(row, spec, asked)
 
         result: Created = self.queue.transaction(f"creating a run on thread {thread_id!r}", work)

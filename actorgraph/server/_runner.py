@@ -82,6 +82,8 @@ class Runner:
         self.events = events
         self.live: dict[str, LiveRun] = {}
         self.going: dict[str, _Run] = {}
+        self.awaited: set[str] = set()  # runs a request of this process is creating, to run here
+        self._ended: dict[str, LiveRun] = {}  # awaited runs that ended before their request came back
         self.forget: Callable[[str], None] | None = None  # deletes a stateless run's thread
         self.wake: Callable[[], None] = lambda: None  # tells the taker a run waits
 
@@ -96,6 +98,10 @@ class Runner:
     async def expect(self, created: Created) -> LiveRun:
         """The live parts of a run a request made to run here: begun now, or when the taker takes it."""
         row = created.row
+        self.awaited.discard(row.run_id)
+        taken = self.live.get(row.run_id) or self._ended.pop(row.run_id, None)
+        if taken is not None:  # the taker took it (kept for us) while the request was being answered
+            return taken
         live = LiveRun(row.run_id, row.thread_id, resumable=created.spec.body.get("stream_resumable") is True)
         live.emit("metadata", {"run_id": row.run_id, "attempt": 1})
         self.live[row.run_id] = live
@@ -110,7 +116,7 @@ class Runner:
 
         A run a request here waits for (`expect`) is not counted among the runs taken from the queue.
         """
-        claimed = row.run_id not in self.live
+        claimed = row.run_id not in self.live and row.run_id not in self.awaited
         try:
             if spec is None:
                 spec = await run_in_threadpool(decode, self.runs.store, row)
@@ -219,6 +225,8 @@ class Runner:
         finally:
             run.live.close()
             self.live.pop(row.run_id, None)
+            if row.run_id in self.awaited:
+                self._ended[row.run_id] = run.live
             self.going.pop(row.run_id, None)
             self.wake()
             fields: dict[str, Any] = {"run_id": row.run_id, "thread_id": row.thread_id}

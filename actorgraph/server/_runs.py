@@ -45,16 +45,22 @@ async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Se
     thread_id = new_id() if stateless else check_id(request.path_params["thread_id"], "thread_id")
     run_input(served, body)  # options that do not fit the graph are refused before anything is written
     run_keywords(served, body, thread_id)
+    run_id = new_id()
+    if here:  # the taker may take it before this request comes back: it knows whose it is
+        server.runner.awaited.add(run_id)
     try:
         created = await run_in_threadpool(
             server.runs.create, served, body, thread_id, create=stateless or body.if_not_exists == "create",
-            temporary=stateless and body.on_completion == "delete", here=here,
+            temporary=stateless and body.on_completion == "delete", here=here, run_id=run_id,
         )  # fmt: skip
-    except BusyError as exc:
-        raise ApiError(409, str(exc)) from None
-    except LookupError:
-        msg = f"thread {thread_id} not found (send if_not_exists='create' to create it)"
-        raise ApiError(404, msg) from None
+    except BaseException as exc:
+        server.runner.awaited.discard(run_id)
+        if isinstance(exc, BusyError):
+            raise ApiError(409, str(exc)) from None
+        if isinstance(exc, LookupError):
+            msg = f"thread {thread_id} not found (send if_not_exists='create' to create it)"
+            raise ApiError(404, msg) from None
+        raise
     for run_id in created.asked:  # a run of this thread going on here stops now; elsewhere, at a heartbeat
         server.runner.cancel(run_id)
     where = f"/runs/{created.row.run_id}" if stateless else f"/threads/{thread_id}/runs/{created.row.run_id}"

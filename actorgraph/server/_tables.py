@@ -232,9 +232,9 @@ class Tables:
             raise LookupError(thread_id)
         return _thread(found)
 
-    def busy_in(self, conn: Any, row: ThreadRow, labels: dict[str, Any], stamp: float) -> None:
-        """Mark the thread busy (a run was created), adding `labels` to its metadata where it has none."""
-        m = self._m
+    def busy_in(self, conn: Any, row: ThreadRow, served: Any, stamp: float) -> None:
+        """Mark the thread busy (a run was created), labelled with the run's graph where it has no label."""
+        m, labels = self._m, {"graph_id": served.name, "assistant_id": served.assistant_id}
         conn.execute(
             f"UPDATE actorgraph_server_threads SET status = 'busy', metadata = {m}, updated_at = {m}"
             f" WHERE thread_id = {m}",

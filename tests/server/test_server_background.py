@@ -23,8 +23,9 @@ import pykka
 import pytest
 import server_graphs
 import server_queue_graphs
-from conftest import Running, serving
 from pg_server import POSTGRES
+from server_serving import Served as Running
+from server_serving import served as serving
 
 from actorgraph.checkpoint import PostgresCheckpointer, SqliteCheckpointer
 

@@ -108,6 +108,6 @@ class Taker:
                 log.warning("could not renew the leases", extra={"worker": name, "error": str(exc)})
                 continue
             for run_id, why in stop.items():
-                if why == "lost":
+                if why == "lost" and run_id in self.runner.going:  # (a run only kept for it was cancelled)
                     log.warning("lease lost: letting the run go", extra={"worker": name, "run_id": run_id})
                 self.runner.cancel(run_id, "lost" if why == "lost" else "cancel")

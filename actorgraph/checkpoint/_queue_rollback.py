@@ -5,11 +5,12 @@ A run that is rolled back (`multitask_strategy="rollback"`, or a cancel with
 committed are deleted (with their task results, answers and the blobs no
 remaining checkpoint refers to), the head goes back to `base_head` (the head
 when a worker first took the run), and the task results and answers it stored
-against that checkpoint go too: the queue recorded, at the first take, which
-were there before (`base_items`). It runs in the transaction that ends the run,
-once the run no longer commits (its worker stopped it, or died), and moving the
-head is guarded as every commit is: a worker that still runs it cannot commit
-on top of the rolled-back head.
+against that checkpoint go too: the queue recorded, at the first take, what
+was there before (`base_items`: the task results whole, since a resumed task's
+result replaces its interrupt's, and the answers' ids), and puts it back. It
+runs in the transaction that ends the run, once the run no longer commits (its
+worker stopped it, or died), and moving the head is guarded as every commit is:
+a worker that still runs it cannot commit on top of the rolled-back head.
 
 Which checkpoints are the run's: walking back from the head along parents, each
 one newer than `base_head` (checkpoint ids sort by creation time) until the walk
@@ -22,6 +23,8 @@ checkpoints in the history (never delete one that is not the run's).
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,28 +36,35 @@ __all__ = ["base_items", "roll_back"]
 
 
 def base_items(conn: Any, m: str, thread_id: str, base: str | None) -> str:
-    """What the thread holds against `base` before a run starts: its task results and answers (JSON text)."""
+    """What the thread holds against `base` before a run starts, as JSON text.
+
+    Its task results, whole (a resumed task's result replaces its interrupt's), and its answers' ids.
+    """
     if base is None:
-        return orjson.dumps({"writes": [], "answers": []}).decode()
+        return orjson.dumps({"writes": {}, "answers": []}).decode()
     writes = conn.execute(
-        f"SELECT task_id FROM actorgraph_writes WHERE thread_id = {m} AND checkpoint_id = {m}",
+        f"SELECT task_id, data, refs FROM actorgraph_writes WHERE thread_id = {m} AND checkpoint_id = {m}",
         (thread_id, base),
     ).fetchall()
     answers = conn.execute(
         f"SELECT interrupt_id FROM actorgraph_answers WHERE thread_id = {m} AND checkpoint_id = {m}",
         (thread_id, base),
     ).fetchall()
-    return orjson.dumps({"writes": [w for (w,) in writes], "answers": [a for (a,) in answers]}).decode()
+    kept = {task: [base64.b64encode(bytes(data)).decode(), refs] for task, data, refs in writes}
+    return orjson.dumps({"writes": kept, "answers": [a for (a,) in answers]}).decode()
 
 
-def _kept(text: object) -> tuple[set[str], set[str]] | None:
-    """The ids `base_items` recorded, or None when unreadable (then nothing at the base is deleted)."""
+def _kept(text: object) -> tuple[dict[str, tuple[bytes, str]], set[str]] | None:
+    """What `base_items` recorded, or None when unreadable (then nothing at the base is touched)."""
     try:
         found = orjson.loads(text) if isinstance(text, str) else None
-        if not isinstance(found, Mapping):
+        if not isinstance(found, Mapping) or not isinstance(found["writes"], Mapping):
             return None
-        return {str(w) for w in found["writes"]}, {str(a) for a in found["answers"]}
-    except (orjson.JSONDecodeError, KeyError, TypeError):
+        writes = {
+            str(t): (base64.b64decode(d, validate=True), str(r)) for t, (d, r) in found["writes"].items()
+        }
+        return writes, {str(a) for a in found["answers"]}
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, binascii.Error):
         return None
 
 
@@ -119,8 +129,10 @@ def _back_to(store: Any, conn: Any, thread_id: str, base: str, items: object) ->
     if kept is None:
         return
     writes, answers = kept
-    for table, column, keep in (("writes", "task_id", writes), ("answers", "interrupt_id", answers)):
+    for table, column, keep in (("writes", "task_id", set(writes)), ("answers", "interrupt_id", answers)):
         where = f"WHERE thread_id = {m} AND checkpoint_id = {m}"
         found = conn.execute(f"SELECT {column} FROM actorgraph_{table} {where}", (thread_id, base)).fetchall()
         gone = [(thread_id, base, i) for (i,) in found if i not in keep]
         store._many(conn, f"DELETE FROM actorgraph_{table} {where} AND {column} = {m}", gone)
+    restored = [(thread_id, base, task, data, refs) for task, (data, refs) in writes.items()]
+    store._many(conn, store.sql.insert_write, restored)  # a result the run replaced is the one before it

@@ -217,3 +217,22 @@ def test_no_thread_ever_has_two_runs_running_and_its_runs_start_in_order(
             for t in ("t0", "t1", "t2"):
                 assert len(queue.runs_of(t, states=("running",))) <= 1
         assert all(seqs == sorted(seqs) for seqs in started.values())
+
+
+def _ask(state: dict[str, Any]) -> dict[str, Any]:
+    return {**state, "answer": ag.interrupt("go on?")}
+
+
+def test_a_rolled_back_resume_leaves_its_question_unanswered(store: Any) -> None:
+    with in_a_line(("a", _count), ("ask", _ask)).compile(store) as app:
+        paused = app.invoke({"n": 0}, thread_id="t")
+        assert paused.status == "interrupted"
+        queue = run_queue(store)
+        run = add(queue, "t", holder="w")  # its base: the paused checkpoint, with what is stored against it
+        assert app.invoke(ag.Command(resume="yes"), thread_id="t").state["answer"] == "yes"
+        queue.cancel(run, "t", "rollback")
+        assert queue.finish(run, "w", state="done") == "deleted"
+        again = app.get_state("t")
+        assert (again.checkpoint_id, again.status) == (paused.checkpoint_id, "interrupted")
+        assert store.answers_at("t", paused.checkpoint_id) == {}  # the rolled-back run's answer went too
+        assert app.invoke(ag.Command(resume="no"), thread_id="t").state["answer"] == "no"

@@ -27,7 +27,7 @@ def _both(clients: list[Any], thread: str) -> list[int]:
     def send(client: Any) -> None:
         start.wait(30)
         try:
-            client.runs.create(thread, "slow", input={"sleep": 1}, multitask_strategy="reject")
+            client.runs.create(thread, "slow", input={"sleep": 3}, multitask_strategy="reject")
             statuses.append(200)
         except httpx.HTTPStatusError as exc:
             statuses.append(exc.response.status_code)

@@ -67,9 +67,9 @@ def test_a_threads_runs_are_taken_in_order_one_at_a_time(store: Any) -> None:
 @pytest.mark.slow  # waits out a reservation, a lease or a time
 def test_a_run_kept_for_a_worker_waits_for_it_until_its_reservation_ends(store: Any) -> None:
     queue = run_queue(store)
-    kept = add(queue, "t", kept_for="server-a", lease=1.0)
+    kept = add(queue, "t", kept_for="server-a", lease=30.0)
     assert queue.claim("server-b", 30.0, graphs=["g"]) is None
-    assert queue.heartbeat("server-a", 1.0, [kept]) == {}  # renewed
+    assert queue.heartbeat("server-a", 30.0, [kept]) == {}  # renewed
     assert queue.claim("server-a", 30.0, graphs=["g"], mine_only=True).run_id == kept
     again = add(queue, "u", kept_for="server-a", lease=1.0)
     time.sleep(1.1)  # server-a died: its reservation ran out
@@ -79,11 +79,12 @@ def test_a_run_kept_for_a_worker_waits_for_it_until_its_reservation_ends(store: 
 @pytest.mark.slow  # waits out a reservation, a lease or a time
 def test_a_run_not_yet_due_waits_and_holds_back_its_threads_later_runs(store: Any) -> None:
     queue = run_queue(store)
-    later = add(queue, "t", not_before=time.time() + 0.6)
+    add(queue, "t", not_before=time.time() + 3600)
     add(queue, "t")
     assert queue.claim("w", 30.0, graphs=["g"]) is None
-    time.sleep(0.7)
-    assert queue.claim("w", 30.0, graphs=["g"]).run_id == later
+    due = add(queue, "u", not_before=time.time() + 0.5)
+    time.sleep(0.6)
+    assert queue.claim("w", 30.0, graphs=["g"]).run_id == due
 
 
 def test_a_queued_run_cancelled_ends_at_once_and_a_running_one_through_its_worker(store: Any) -> None:
@@ -104,16 +105,20 @@ def test_a_queued_run_cancelled_ends_at_once_and_a_running_one_through_its_worke
 @pytest.mark.slow  # waits out a reservation, a lease or a time
 def test_a_cancelled_run_whose_worker_died_is_ended_by_the_next_claim(store: Any) -> None:
     queue = run_queue(store)
-    dead = add(queue, "t", holder="gone", lease=1.0)
-    after = add(queue, "t")
-    queue.cancel(dead, "t", "interrupt")
+    stopping = add(queue, "t", holder="alive", lease=30.0)
+    add(queue, "t")
+    queue.cancel(stopping, "t", "interrupt")
     assert queue.claim("w", 30.0, graphs=["g"]) is None  # its worker may still be stopping it
+    dead = add(queue, "u", holder="gone", lease=1.0)
+    after = add(queue, "u")
+    queue.cancel(dead, "u", "interrupt")
     time.sleep(1.1)
     ended: list[tuple[str, str]] = []
     taken = queue.claim("w", 30.0, graphs=["g"], ended=lambda _c, t, how: ended.append((t, how)))
     assert taken is not None and taken.run_id == after
-    assert ended == [("t", "interrupted")]
+    assert ended == [("u", "interrupted")]
     assert queue.run(dead).state == "interrupted"
+    assert queue.run(stopping).state == "running"
 
 
 def _count(state: dict[str, Any]) -> dict[str, Any]:

@@ -311,3 +311,28 @@ def test_a_run_whose_stored_request_is_damaged_fails_alone(server: Running, stor
     assert client.runs.wait(thread, "counter", input={"n": 1}) == {
         "n": 2
     }  # the thread, and the server, go on
+
+
+@pytest.mark.parametrize("strategy", ["interrupt", "rollback"])
+def test_a_run_going_on_in_another_server_is_stopped_by_a_new_run_here(
+    server: Running, store: dict[str, Any], strategy: str
+) -> None:
+    """The running run's server reads the cancel from the store (two apps share nothing else)."""
+    client = server.client()
+    thread = client.threads.create()["thread_id"]
+    stream = client.runs.stream(thread, "steps", input={"sleep": 30, "log": []})
+    old = next(stream).data["run_id"]  # this server runs it
+    first_committed(client, thread)
+    with serving(graphs(), **store) as other:
+        new = other.client().runs.create(
+            thread, "steps", input={"sleep": 0, "log": ["new"]}, multitask_strategy=strategy
+        )
+        assert other.client().runs.join(thread, new["run_id"])["log"] == ["new", "first", "second"]
+    assert [p.event for p in stream][-1] != "error"  # the old run's stream ended when it stopped
+    if strategy == "interrupt":
+        assert client.runs.get(thread, old)["status"] == "interrupted"
+        assert ["first"] in [s["values"]["log"] for s in client.threads.get_history(thread, limit=100)]
+    else:
+        assert [r["run_id"] for r in client.runs.list(thread)] == [new["run_id"]]
+        assert ["first"] not in [s["values"]["log"] for s in client.threads.get_history(thread, limit=100)]
+    assert client.threads.get(thread)["status"] == "idle"

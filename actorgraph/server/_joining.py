@@ -62,10 +62,24 @@ async def ended(server: Server, run_id: str) -> None:
             await asyncio.sleep(_POLL)
 
 
-async def until_ended(server: Server, run_id: str) -> AsyncIterator[bytes | None]:
-    """Heartbeats until the run ends: the parts of a run that is not resumable stay where it runs."""
+async def until_ended(
+    server: Server, run_id: str, wanted: Callable[[str], bool] | None = None
+) -> AsyncIterator[bytes | None]:
+    """Heartbeats until the run ends, or its parts from the start once this process takes it.
+
+    A background run joined while it is still queued is usually taken by this
+    very server a moment later: its parts are then followed from the first. The
+    parts of a run another process runs, not resumable, stay where it runs.
+    """
     beat = time.monotonic()
-    while await _state(server, run_id) in _ACTIVE:
+    while True:
+        live = server.runner.following(run_id)  # looked at first: an ended run's parts stay a while
+        if live is not None and live.first_id == 0:
+            async for frame in live.follow(0, wanted):
+                yield frame
+            return
+        if await _state(server, run_id) not in _ACTIVE:
+            return
         await asyncio.sleep(_POLL)
         if time.monotonic() - beat >= HEARTBEAT:
             beat = time.monotonic()

@@ -45,6 +45,7 @@ __all__ = ["Runner", "answerer"]
 log = logging.getLogger("actorgraph.server")
 
 _KEEP_EVERY: Final = 0.1  # seconds between writes of a resumable run's parts
+_LINGER: Final = 10.0  # seconds an ended run's parts stay here for a client that joins its stream late
 _THREAD_STATUS: Final = {
     "done": "idle",
     "interrupted": "interrupted",
@@ -84,6 +85,7 @@ class Runner:
         self.going: dict[str, _Run] = {}
         self.awaited: set[str] = set()  # runs a request of this process is creating, to run here
         self._ended: dict[str, LiveRun] = {}  # awaited runs that ended before their request came back
+        self.recent: dict[str, LiveRun] = {}  # runs ended here within `_LINGER` s, for late joiners
         self.forget: Callable[[str], None] | None = None  # deletes a stateless run's thread
         self.wake: Callable[[], None] = lambda: None  # tells the taker a run waits
 
@@ -140,6 +142,15 @@ class Runner:
         live.emit("metadata", {"run_id": row.run_id, "attempt": row.attempts})
         self.live[row.run_id] = live
         return live
+
+    def _let_go(self, run_id: str, live: LiveRun) -> None:
+        """Forget an ended run's parts."""
+        if self.recent.get(run_id) is live:
+            del self.recent[run_id]
+
+    def following(self, run_id: str) -> LiveRun | None:
+        """The parts of a run going on here, or that ended here moments ago."""
+        return self.live.get(run_id) or self.recent.get(run_id)
 
     def _unreadable(self, row: QueuedRow, exc: Exception) -> None:
         """A run that cannot be run here (a damaged payload, a graph not served): it fails, saying why."""
@@ -225,6 +236,9 @@ class Runner:
         finally:
             run.live.close()
             self.live.pop(row.run_id, None)
+            if ended not in ("queued", "lost"):  # a client joining just after the end still gets the parts
+                self.recent[row.run_id] = run.live
+                asyncio.get_running_loop().call_later(_LINGER, self._let_go, row.run_id, run.live)
             if row.run_id in self.awaited:
                 self._ended[row.run_id] = run.live
             self.going.pop(row.run_id, None)

@@ -181,14 +181,14 @@ async def join_stream(request: Request) -> Response:
     gone = None
     if request.query_params.get("cancel_on_disconnect") in ("1", "true", "True"):
         gone = _when_gone(server, row.thread_id, row.run_id)
-    live = server.runner.live.get(row.run_id)
+    live = server.runner.following(row.run_id)
     if live is not None and (after is None or after + 1 >= live.first_id):
         start = 0 if after is None else after + 1 - live.first_id
         return SseResponse(live.follow(start, wanted), where, on_gone=gone)
     if spec is not None and spec.body.get("stream_resumable") is True:
         parts = kept_parts(server, row.run_id, -1 if after is None else after, wanted)
         return SseResponse(parts, where, on_gone=gone)
-    return SseResponse(until_ended(server, row.run_id), where, on_gone=gone)
+    return SseResponse(until_ended(server, row.run_id, wanted), where, on_gone=gone)
 
 
 async def cancel(request: Request) -> Response:

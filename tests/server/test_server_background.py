@@ -215,6 +215,26 @@ def test_a_resumable_stream_is_joined_after_its_last_event_id_here_and_on_anothe
     assert client.runs.get(thread, run_id)["status"] == "success"
 
 
+def test_a_background_run_joined_while_queued_or_just_after_it_ended_streams_from_its_start(
+    server: Running,
+) -> None:
+    client = server.client()
+    thread = client.threads.create()["thread_id"]
+    held = client.runs.create(thread, "steps", input={"sleep": 0, "log": []}, after_seconds=1)
+    queued = list(
+        client.runs.join_stream(thread, held["run_id"], stream_mode="values")
+    )  # joined while queued
+    quick = client.runs.create(thread, "steps", input={"sleep": 0, "log": ["again"]})
+    until(lambda: client.runs.get(thread, quick["run_id"])["status"] == "success", "the run did not end")
+    late = list(client.runs.join_stream(thread, quick["run_id"], stream_mode="values"))  # after its end
+    for parts, run_id, log in (
+        (queued, held, ["first", "second"]),
+        (late, quick, ["again", "first", "second"]),
+    ):
+        assert parts[0].event == "metadata" and parts[0].data["run_id"] == run_id["run_id"]
+        assert [p.data["log"] for p in parts if p.event == "values"][-1] == log
+
+
 def test_on_disconnect_cancel_cancels_a_streamed_run_whose_client_left(server: Running) -> None:
     client = server.client()
     thread = client.threads.create()["thread_id"]

@@ -17,6 +17,7 @@ from actorgraph._actors.log import log, stdlib_logger
 from actorgraph._engine.context import MessagePiece
 from actorgraph._model.errors import VertexError
 from actorgraph._model.records import NS, ErrorInfo, Task
+from actorgraph._model.spec import Face
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
@@ -43,7 +44,9 @@ _MESSAGE = 500  # characters of an error's message a log record carries (the sto
 class Emitter:
     """The listeners of one run, and its logger. Safe to call from any thread."""
 
-    def __init__(self, run_id: str, thread_id: str | None, listeners: Sequence[Listener]) -> None:
+    def __init__(
+        self, run_id: str, thread_id: str | None, listeners: Sequence[Listener], face: Face | None = None
+    ) -> None:
         self.run_id = run_id
         self.thread_id = thread_id
         self._listeners = [(fn, getattr(fn, "kinds", None)) for fn in listeners]
@@ -52,6 +55,8 @@ class Emitter:
         self._debug = stdlib_logger.isEnabledFor(logging.DEBUG)
         self._takers: dict[type[Event], list[Listener]] = {}  # by event kind: the listeners that take it
         self.schedules = self.wants(TaskScheduled)  # asked on every dispatch: worked out once
+        if face is not None:
+            _introduce(listeners, face)
 
     def _taking(self, kind: type[Event]) -> list[Listener]:
         """The listeners that take events of `kind` (worked out once per kind and run)."""
@@ -104,6 +109,18 @@ class Emitter:
             self.emit(MessageChunk(self.run_id, self.thread_id, task.step, task.id, task.vertex, chunk))
             return
         self.emit(Custom(self.run_id, self.thread_id, task.step, task.id, task.vertex, payload))
+
+
+def _introduce(listeners: Sequence[Listener], face: Face) -> None:
+    """Tell the listeners that show states as callers see them (streams) that this run's graph has `face`.
+
+    A listener says it wants to know with a `meet_face(namespace, face)` method;
+    a subgraph's or nested run's listeners are the top run's, tagged with its namespace.
+    """
+    for fn in listeners:
+        meet = getattr(getattr(fn, "listener", fn), "meet_face", None)
+        if meet is not None:
+            meet(getattr(fn, "namespace", ""), face)
 
 
 class _Tagged:

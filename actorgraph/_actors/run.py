@@ -84,7 +84,7 @@ class Run:
         self.id = setup.run_id
         self.thread_id = setup.thread_id
         self.recorder = setup.recorder
-        self.events = Emitter(self.id, self.thread_id, setup.listeners)
+        self.events = Emitter(self.id, self.thread_id, setup.listeners, self.spec.face)
         self.reporter = CheckpointReporter.of(self.events, self.spec, setup.recorder)  # None unless wanted
         hooks = self.events.task_hooks()  # the listeners that hear what vertices say, if any
         self.env = dataclasses.replace(setup.env, nest=nest_for(self, launch.cancel), **hooks)

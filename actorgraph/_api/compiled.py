@@ -18,6 +18,7 @@ from actorgraph._api.queued import Submitted, submit
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
 from actorgraph._api.spellings import stream_modes
 from actorgraph._api.stream import astream_items, await_run, stream_items
+from actorgraph._engine.boundary import given_input
 from actorgraph._engine.clock import Clock
 from actorgraph._engine.inputs import caller_input
 from actorgraph._model.errors import ActorGraphError, ConfigError, RunTimeoutError
@@ -111,7 +112,7 @@ class CompiledGraph(Pictures, Generic[S]):
             msg = f"graph {self.name!r} is closed; compile it again to run it"
             raise ActorGraphError(msg)
         runtime = self._runtime
-        given = caller_input(input_)  # checked and copied once
+        given = caller_input(given_input(self.spec, input_))  # checked and copied once
         nested = nested_order(self._settings, given, request, label=label)
         if self._settings.stateful and nested is None:
             msg = (

@@ -7,6 +7,7 @@ from typing import Any
 
 from actorgraph._actors.recorder import Recorder
 from actorgraph._api.inside import children, inner_spec
+from actorgraph._engine.boundary import shown_state, written_update
 from actorgraph._engine.by_hand import (
     carried_over,
     check_vertex,
@@ -55,6 +56,7 @@ def snapshot(
     error = None
     try:
         state = state_of(pos, spec.merge)
+        state = shown_state(spec, state)
     except MergeConflictError as exc:  # the thread must stay readable, to be repaired
         state, status, error = None, "error", ErrorInfo.from_exception(exc, retryable=False)
     return Snapshot(
@@ -285,7 +287,7 @@ class History:
         dropped = questions_dropped(loaded.pending.values(), as_vertex) if namespace else None
         if dropped is not None:
             raise dropped
-        updates = [(values, as_vertex)]
+        updates = [(written_update(spec, values, as_vertex), as_vertex)]
         moved_to = moved(spec, loaded.position, updates, replace=replace)
         head = self._head(thread)
         pending = kept_pending(list(loaded.pending.values()), fork=loaded.checkpoint_id != head)
@@ -294,7 +296,11 @@ class History:
     def bulk_update_state(self, thread_id: str, supersteps: Any, *, checkpoint_id: str | None) -> list[str]:
         """Write an "update" checkpoint per superstep of updates, all planned before the first is written."""
         check_thread_id(thread_id)
-        planned = supersteps_of(supersteps, self.spec)
+        parsed = supersteps_of(supersteps, self.spec)
+        planned = [
+            [(written_update(self.spec, values, vertex), vertex) for values, vertex in step]
+            for step in parsed
+        ]
         loaded = self._load(thread_id, checkpoint_id) if checkpoint_id else load(self._store(), thread_id)
         head = self._head(thread_id)
         pos, pending = (loaded.position, list(loaded.pending.values())) if loaded else (Position(0), [])

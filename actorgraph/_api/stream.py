@@ -20,10 +20,12 @@ from typing import Any, Final
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.reaper import collecting, later
+from actorgraph._api.faces import call_update, seen
 from actorgraph._api.payloads import checkpoint_payload, debug_item, task_payload, task_result_payload
 from actorgraph._model.errors import ActorGraphError
 from actorgraph._model.records import NS
 from actorgraph._model.results import INTERRUPT_KEY
+from actorgraph._model.spec import Face
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
@@ -120,6 +122,9 @@ class StreamSink:
     is then tagged with its namespace as a tuple (`()` for the run itself,
     `("research@2~1a2b3c4d",)` for a subgraph's): `(namespace, item)`, or
     `(namespace, mode, item)` with a list of modes.
+
+    The runs of a graph with a face (an entrypoint's, a task call's) are shown
+    as LangGraph shows them (`faces.py`), in every mode but `events`.
     """
 
     def __init__(
@@ -131,12 +136,16 @@ class StreamSink:
         self.subgraphs = subgraphs
         self.single = modes[0] if len(modes) == 1 and not pairs and not subgraphs else ""
         self.paused_order = sorted(modes, key=lambda m: m != "updates")  # a pause: LangGraph's order
+        self.faces: dict[str, Face] = {}  # by namespace: the runs of graphs with a face (`meet_face`)
         wanted = [_KINDS[m] for m in modes]
         self.kinds: frozenset[type[Event]] | None = (
             None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
         )
 
     def __call__(self, event: Event) -> None:
+        if self.faces and event.namespace in self.faces:
+            self._faced(event, self.faces[event.namespace].call)
+            return
         namespace = event.namespace
         if namespace and not self.subgraphs:
             # a subgraph's message pieces stream without `subgraphs`, as LangGraph's do:
@@ -152,13 +161,35 @@ class StreamSink:
             return
         for mode in self.paused_order if type(event) is Interrupted else self.modes:
             item = _item(mode, event)
+            if item is not _SKIP:
+                self._tagged(mode, item, namespace)
+
+    def _tagged(self, mode: str, item: Any, namespace: str) -> None:
+        if self.subgraphs:
+            path = tuple(namespace.split(NS)) if namespace else ()
+            self.put((path, mode, item) if self.pairs else (path, item))
+        else:
+            self.put((mode, item) if self.pairs else item)
+
+    def meet_face(self, namespace: str, face: Face) -> None:
+        """Note that the run `namespace` (as it starts) is of a graph with a face."""
+        self.faces[namespace] = face
+
+    def _faced(self, event: Event, call: bool) -> None:
+        """The items of an event of a run whose graph has a face: `events` as it is, the others as seen."""
+        shown = seen(event, self.faces)
+        for mode in self.paused_order if type(event) is Interrupted else self.modes:
+            told = event if mode == "events" else shown
+            if told is None:
+                continue
+            called = call and mode == "updates"  # a task call's update: `{task: result}`
+            item = (call_update(told) or _SKIP) if called else _item(mode, told)
             if item is _SKIP:
                 continue
-            if self.subgraphs:
-                path = tuple(namespace.split(NS)) if namespace else ()
-                self.put((path, mode, item) if self.pairs else (path, item))
-            else:
-                self.put((mode, item) if self.pairs else item)
+            if not told.namespace or self.subgraphs:
+                self._tagged(mode, item, told.namespace)
+            elif mode == "messages":  # a subgraph's message pieces stream without `subgraphs`
+                self.put(("messages", item) if self.pairs else item)
 
 
 class Mailbox:

@@ -28,6 +28,7 @@ from actorgraph._model.dataflow import DataFlow, data_flow
 from actorgraph._model.errors import GraphValidationError
 from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
+from actorgraph._model.spec import Face
 from actorgraph.merge import Merge
 
 __all__ = ["RETURNS", "GraphBuilder", "Returns", "is_subgraph"]
@@ -76,6 +77,7 @@ class GraphBuilder(Generic[S]):
     """The declarations of a graph, before it is compiled."""
 
     inline: bool = False  # its runs stream their custom data as the task running them's (`GraphSpec`)
+    face: Face | None = None  # how callers see its state, a record of its own (`GraphSpec.face`)
 
     def __init__(  # noqa: PLR0913 - the graph's options, all keyword-only
         self,

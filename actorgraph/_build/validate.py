@@ -63,6 +63,7 @@ def build_spec(graph: GraphBuilder[Any], *, within: tuple[GraphBuilder[Any], ...
         input_schema=inputs,
         output_schema=outputs,
         inline=graph.inline,
+        face=graph.face,
     )
 
 

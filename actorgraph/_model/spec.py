@@ -15,7 +15,7 @@ from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import Merge
 from actorgraph._model.schema import Schema
 
-__all__ = ["ChildSpec", "GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+__all__ = ["ChildSpec", "Face", "GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +117,30 @@ class JoinSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class Face:
+    """How callers and readers see a graph whose state is a record of its own (an entrypoint's, a task's).
+
+    The record stays what runs and checkpoints hold; what the graph's callers
+    give and are shown (`invoke`, `RunResult`, `get_state`, `update_state`, the
+    streams) goes through these functions.
+
+    Attributes:
+        given: a caller's input -> the run's input state.
+        shown: a state -> what callers and readers see of it.
+        asked: a run's input state -> what its caller gave (the `tasks` stream's `input`).
+        written: a value given to `update_state` -> the update that makes the state show it.
+        call: each run is one task of the run that made it (a `@task` call): a stream shows its
+            result as that run's update (`{name: value}`) and nothing else of it.
+    """
+
+    given: Callable[[Any], Any]
+    shown: Callable[[Any], Any]
+    asked: Callable[[Any], Any]
+    written: Callable[[Any], Any]
+    call: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class GraphSpec:
     """A validated graph.
 
@@ -135,6 +159,8 @@ class GraphSpec:
         inline: its runs are part of the task that runs them (a `ToolNode`'s tool calls, a
             `@task` call): what their vertices write with `get_stream_writer()` streams as
             that task's, not a subgraph's.
+        face: how callers and readers see its state, when it is a record of its own
+            (an `@entrypoint`'s graph, a `@task`'s); None: as it is.
     """
 
     name: str
@@ -149,6 +175,7 @@ class GraphSpec:
     input_schema: Schema | None = None
     output_schema: Schema | None = None
     inline: bool = False
+    face: Face | None = None
 
     def checked(self, state: Any, who: str, *, base: Any = None) -> Any:
         """`state` checked against the schema (and given its type); unchanged without one.

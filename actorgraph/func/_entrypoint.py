@@ -10,9 +10,9 @@ return their recorded results without running).
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -22,17 +22,19 @@ from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.graph import Graph
 from actorgraph._api.request import LIVE_DEFAULT, live_seconds
 from actorgraph._engine.context import Context
-from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, VertexError
-from actorgraph._model.records import END, START, Command
+from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, ThreadNotFoundError, VertexError
+from actorgraph._model.records import END, START
 from actorgraph._model.results import RunResult, Snapshot
+from actorgraph._model.spec import Face
 from actorgraph.func._task import close_task_graphs, quiet_compile
 
-__all__ = ["Entrypoint", "entrypoint"]
+__all__ = ["Entrypoint", "entrypoint", "release_task_graphs"]
 
 T = TypeVar("T")
 Modes = str | Sequence[str] | None
 _INJECTED = ("previous", "store", "writer", "context", "config")  # parameters the function may declare
-_open = [0]  # entrypoints open in this process; the task graphs close with the last
+# the entrypoints open in this process (a collected one is no longer): the task graphs close with the last
+_open: weakref.WeakSet[Entrypoint[Any]] = weakref.WeakSet()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,16 +102,28 @@ def _mode(mode: Modes, run: dict[str, Any]) -> Modes:
     return mode if mode is not None or run.get("stream_mode") is not None else "updates"
 
 
-def _given(value: Any) -> Any:
-    """The graph's input for an entrypoint's input (None and `Command`s pass as they are)."""
-    return value if value is None or isinstance(value, Command) else {"input": value}
+def _input(value: Any) -> dict[str, Any]:
+    return {"input": value}
 
 
-def _returned(result: RunResult[Any]) -> RunResult[Any]:
-    """The entrypoint's result: the graph's, with the function's return value as its state."""
-    state = result.state
-    value = state.get("output") if isinstance(state, dict) and result.status == "done" else None
-    return dataclasses.replace(result, state=value)
+def _returned(state: Any) -> Any:
+    """What the record shows: the function's last return value (None before it returned once)."""
+    return state.get("output") if isinstance(state, Mapping) else None
+
+
+def _asked(state: Any) -> Any:
+    return state.get("input") if isinstance(state, Mapping) else None
+
+
+def _written(value: Any) -> dict[str, Any]:
+    """The update that makes `value` the thread's return value and its next `previous`."""
+    if isinstance(value, Final):
+        return {"output": value.value, "save": value.save}
+    return {"output": value, "save": value}
+
+
+FACE = Face(given=_input, shown=_returned, asked=_asked, written=_written)
+"""How an entrypoint's graph is seen: its record `{"input", "output", "save"}` shows the return value."""
 
 
 class EntrypointHandle(Generic[T]):
@@ -124,7 +138,7 @@ class EntrypointHandle(Generic[T]):
     def result(self, timeout: float | None = None) -> RunResult[T]:
         """Wait for the run to end or pause; as `Entrypoint.invoke` returns it."""
         try:
-            return _returned(self.handle.result(timeout))
+            return self.handle.result(timeout)
         except VertexError as exc:
             _raise_resume_error(exc)
             raise
@@ -149,7 +163,7 @@ class Entrypoint(Generic[T]):
         self.graph = graph
         self.builder = builder
         self.name = graph.name
-        _open[0] += 1
+        _open.add(self)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -167,23 +181,23 @@ class Entrypoint(Generic[T]):
             VertexError: the function failed.
         """
         try:
-            return _returned(self.graph.invoke(_given(input), config, **run))
+            return self.graph.invoke(input, config, **run)
         except VertexError as exc:
             _raise_resume_error(exc)
             raise
 
     def start(self, input: Any, **run: Any) -> EntrypointHandle[T]:  # noqa: A002 - LangGraph's name for it
         """Start a run and return its handle at once; `handle.result()` is what `invoke` returns."""
-        return EntrypointHandle(self.graph.start(_given(input), **run))
+        return EntrypointHandle(self.graph.start(input, **run))
 
     def stream(self, input: Any, config: Any = None, *, mode: Modes = None, **run: Any) -> Iterator[Any]:  # noqa: A002
         """Stream the run as `CompiledGraph.stream` does (default `"updates"`, or `stream_mode=`)."""
-        return self.graph.stream(_given(input), config, mode=_mode(mode, run), **run)
+        return self.graph.stream(input, config, mode=_mode(mode, run), **run)
 
     async def ainvoke(self, input: Any, config: Any = None, **run: Any) -> RunResult[T]:  # noqa: A002 - LangGraph's name for it
         """`invoke`, awaited."""
         try:
-            return _returned(await self.graph.ainvoke(_given(input), config, **run))
+            return await self.graph.ainvoke(input, config, **run)
         except VertexError as exc:
             _raise_resume_error(exc)
             raise
@@ -197,15 +211,45 @@ class Entrypoint(Generic[T]):
         **run: Any,
     ) -> AsyncIterator[Any]:
         """`stream`, asynchronously."""
-        return self.graph.astream(_given(input), config, mode=_mode(mode, run), **run)
+        return self.graph.astream(input, config, mode=_mode(mode, run), **run)
 
     def get_state(self, thread_id: str, **options: Any) -> Snapshot[Any]:
-        """The thread's snapshot (its `state` is `{"input", "output", "save"}`), as `get_state`."""
+        """The thread's snapshot, as `CompiledGraph.get_state`.
+
+        Its `state` is what LangGraph's `StateSnapshot.values` is for an
+        entrypoint: the function's last return value (while a run is paused, the
+        previous run's; None before the first returned).
+        """
         return self.graph.get_state(thread_id, **options)
 
     def get_history(self, thread_id: str, **options: Any) -> list[Snapshot[Any]]:
-        """The thread's checkpoints, newest first, as `CompiledGraph.get_history`."""
+        """The thread's checkpoints, newest first, as `CompiledGraph.get_history` (states as `get_state`)."""
         return self.graph.get_history(thread_id, **options)
+
+    def update_state(self, thread_id: str, value: Any, *, checkpoint_id: str | None = None) -> str:
+        """Make `value` the thread's return value and the next run's `previous`, as if the function had.
+
+        As LangGraph's: a paused run is ended (its questions dropped), a thread
+        with no run yet begins so, and `entrypoint.final(value=..., save=...)`
+        sets the two apart. History is kept.
+
+        Args:
+            thread_id: the thread.
+            value: the return value (or an `entrypoint.final`).
+            checkpoint_id: fork from this older checkpoint instead of the head.
+
+        Returns:
+            The new checkpoint's id.
+
+        Raises:
+            ThreadNotFoundError: `checkpoint_id` is not one of the thread's.
+        """
+        try:
+            return self.graph.update_state(thread_id, value, as_vertex=self.name, checkpoint_id=checkpoint_id)
+        except ThreadNotFoundError:
+            if checkpoint_id is not None:
+                raise
+        return self.graph.bulk_update_state(thread_id, [[(value, self.name)]])[-1]
 
     def as_vertex(self, graph: Any, name: str, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:  # noqa: ARG002 - the hook's interface
         """What `add_vertex(name, an_entrypoint)` adds: its graph as a subgraph, in the parent's store.
@@ -213,8 +257,8 @@ class Entrypoint(Generic[T]):
         The vertex's state is the function's input, and what the function returns
         is the vertex's update (as a LangGraph node's).
         """
-        options.setdefault("input", _as_input)
-        options.setdefault("output", _as_output)
+        options.setdefault("input", _input)
+        options.setdefault("output", _as_update)
         return self.builder, options
 
     __actorgraph_vertex__ = as_vertex  # what `Graph.add_vertex` looks for
@@ -229,9 +273,8 @@ class Entrypoint(Generic[T]):
             return
         self._closed = True
         self.graph.close()
-        _open[0] -= 1
-        if _open[0] <= 0:
-            close_task_graphs()
+        _open.discard(self)
+        release_task_graphs()
 
     def __enter__(self) -> Entrypoint[T]:
         return self
@@ -240,12 +283,18 @@ class Entrypoint(Generic[T]):
         self.close()
 
 
-def _as_input(state: Any) -> dict[str, Any]:
-    return {"input": state}
+def release_task_graphs() -> None:
+    """Close the tasks' graphs unless an entrypoint is open in this process (they go with the last).
+
+    For what runs an entrypoint's graph without the entrypoint (a server), when it stops.
+    """
+    if not _open:
+        close_task_graphs()
 
 
-def _as_output(final: dict[str, Any]) -> Any:
-    return final.get("output")
+def _as_update(returned: Any) -> Any:
+    """A subgraph run's result (the return value, as the face shows it) is the vertex's update."""
+    return returned
 
 
 def _raise_resume_error(exc: VertexError) -> None:
@@ -309,6 +358,7 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         """Make `fn` an `Entrypoint`."""
         name = str(self.name or getattr(fn, "__name__", None) or "entrypoint")
         g: Graph[Any] = Graph(name=name, returns="state")
+        g.face = FACE  # callers give the input and are shown the return value, never the record
         g.add_vertex(name, _vertex(fn), **({"retry": self.retry} if self.retry is not None else {}))
         g.add_edge(START, name)
         g.add_edge(name, END)

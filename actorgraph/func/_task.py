@@ -17,7 +17,7 @@ import inspect
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, Generic, TypeVar
 
 from actorgraph._actors.reaper import Reaping, settle, when_collected
@@ -29,6 +29,7 @@ from actorgraph._model.errors import ConfigError
 from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 from actorgraph._model.results import RunResult
+from actorgraph._model.spec import Face
 
 __all__ = ["TaskFunction", "TaskFuture", "close_task_graphs", "quiet_compile", "task"]
 
@@ -91,7 +92,7 @@ class TaskFuture(Generic[T]):
     def _read(self, result: RunResult[Any]) -> T:
         if result.status == "interrupted" and self._frame is not None:
             raise self._frame.pause(_questions(self._frame, result))
-        return result.state["value"]  # type: ignore[no-any-return]
+        return result.state  # type: ignore[no-any-return]
 
     def __await__(self) -> Generator[Any, None, T]:
         """Await the task's return value (in an `async def` entrypoint or task)."""
@@ -207,6 +208,7 @@ class TaskFunction(Generic[T]):
         """START -> the task's vertex -> END (`add_vertex` refuses options it cannot use)."""
         g: Graph[Any] = Graph(name=self.name, returns="state")
         g.inline = True  # its get_stream_writer() streams as the entrypoint's, as LangGraph's tasks do
+        g.face = CALL  # a call is seen as one task of the run that made it: `{name: result}`
         options = {k: v for k, v in self.options.items() if v is not None}
         g.add_vertex(self.name, _call_of(self.fn), **options)
         g.add_edge(START, self.name)
@@ -221,6 +223,23 @@ def _name_of(fn: Any) -> str | None:
     """A function's name, a `functools.partial`'s included (its function's)."""
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", None)
     return str(name) if name else None
+
+
+def _arguments(state: Any) -> Any:
+    """A call's arguments as LangGraph's `tasks` stream shows them: `(args, kwargs)`."""
+    if not isinstance(state, Mapping):
+        return None
+    return tuple(state.get("args") or ()), dict(state.get("kwargs") or {})
+
+
+CALL = Face(
+    given=lambda call: call,
+    shown=lambda state: state.get("value") if isinstance(state, Mapping) else None,
+    asked=_arguments,
+    written=lambda value: {"value": value},
+    call=True,
+)
+"""How a task call's run is seen: its record `{"args", "kwargs"}`, then `{"value"}`, shows the value."""
 
 
 def _call_of(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:

@@ -16,6 +16,10 @@ subgraphs=True)`) and builds each mode's parts here, from the event records:
 A subgraph's parts are named `<mode>|<vertex>:<task>` (one `|` part per level)
 and sent only with `stream_subgraphs`; its message pieces are sent without it too,
 as LangGraph sends them, with the namespace in their metadata.
+
+An entrypoint's run and its task calls' are shown as the facade's streams show
+them (`_api/faces.py`): its values and updates are its return value, each task
+call is an update `{task: result}` of the run that made it.
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any, Final
 
+from actorgraph._api.faces import FaceBook, seen
 from actorgraph._api.payloads import checkpoint_payload, task_payload, task_result_payload
+from actorgraph._model.records import NS
 from actorgraph.events import (
     CheckpointSaved,
     Custom,
@@ -67,11 +73,17 @@ class Translator:
         self.messages = MessageParts(self.modes, base)
         self.state: Any = None  # the run's last committed state (for the values part of a pause)
         self.finished: RunFinished | None = None
+        self.faces = FaceBook()  # a listener of the run: which runs are an entrypoint's or a task call's
 
     def parts(self, path: tuple[str, ...], event: Event) -> list[Part]:
         """The parts of one event (`path` is its run's namespace, `()` for the run itself)."""
         if isinstance(event, RunFinished) and not path:
             self.finished = event
+        if self.faces and event.namespace in self.faces:
+            shown = seen(event, self.faces)
+            if shown is None:
+                return []
+            event, path = shown, tuple(shown.namespace.split(NS)) if shown.namespace else ()
         if path and not self.subgraphs:
             if isinstance(event, MessageChunk):
                 return self.messages.chunk(event, wire_namespace(path), "")
@@ -105,20 +117,18 @@ class Translator:
             self.state = event.state
         if "values" not in self.modes:
             return []
-        shown = self.served.shown(event.state) if not path else event.state
-        if self.served.entrypoint and shown is None and not path:
-            return []
-        return [(f"values{suffix}", wire_state(shown, message_keys(self.merge, shown)))]
+        state = event.state
+        return [(f"values{suffix}", wire_state(state, message_keys(self.merge, state)))]
 
     def _finished(self, path: tuple[str, ...], event: TaskFinished, suffix: str) -> list[Part]:
         result = event.result
         found: list[Part] = []
         if result.status == "ok":
-            delta = _delta(self.merge, result)
+            # a run with a face (an entrypoint's, a task call's) updates with the value it shows
+            delta = result.state if event.namespace in self.faces else _delta(self.merge, result)
             keys = message_keys(self.merge, delta)
             if "updates" in self.modes:
-                shown = self.served.shown(delta) if self.served.entrypoint and not path else delta
-                found.append((f"updates{suffix}", {result.vertex: wire_state(shown, keys)}))
+                found.append((f"updates{suffix}", {result.vertex: wire_state(delta, keys)}))
             meta = node_metadata(event, wire_namespace(path))
             found.extend(self.messages.returned(delta, keys, meta, suffix))
         found.extend(self._detail("task_result", event, _task_result(event), suffix))
@@ -130,9 +140,15 @@ class Translator:
         if "updates" in self.modes:
             found.append(("updates", {_INTERRUPT: questions}))
         if "values" in self.modes and questions:
-            state = self.served.shown(self.state)
+            state = self.state
             shown = wire_state(state, message_keys(self.merge, state))
-            found.append(("values", {**shown, _INTERRUPT: questions} if isinstance(shown, dict) else shown))
+            if (
+                "" in self.faces
+            ):  # an entrypoint's state is its return value: the questions alone, as LangGraph's
+                shown = {_INTERRUPT: questions}
+            elif isinstance(shown, dict):
+                shown = {**shown, _INTERRUPT: questions}
+            found.append(("values", shown))
         return found
 
     def _detail(self, kind: str, event: Event, payload: dict[str, Any] | None, suffix: str) -> list[Part]:
@@ -153,7 +169,7 @@ class Translator:
         if not {"checkpoints", "debug"} & self.modes:
             return None
         raw = checkpoint_payload(event)
-        state = self.served.shown(event.state) if not event.namespace else event.state
+        state = event.state
         return {
             "config": _config(raw["config"]),
             "parent_config": _config(raw["parent_config"]),

@@ -24,7 +24,7 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def run_input(served: Served, body: RunCreate) -> Any:
+def run_input(body: RunCreate) -> Any:
     """The run's input: the body's `input`, or its `command` as a `Command` (answers, an update, a goto).
 
     Raises:
@@ -32,7 +32,7 @@ def run_input(served: Served, body: RunCreate) -> Any:
     """
     command = body.command
     if command is None:
-        return served.given(body.input)
+        return body.input  # an entrypoint's graph takes it as its function's argument (its face)
     if body.input is not None:
         raise ApiError(422, "input and command: give one of them (command resumes or steers the thread)")
     fields = command.model_fields_set

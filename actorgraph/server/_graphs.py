@@ -33,6 +33,7 @@ from typing import Any, Final
 from actorgraph import CompiledGraph, ConfigError, Graph
 from actorgraph._model.records import END, START
 from actorgraph.func import Entrypoint
+from actorgraph.func._entrypoint import release_task_graphs
 
 __all__ = ["Graphs", "NotFoundError", "Served", "assistant_uuid", "served_graph"]
 
@@ -75,18 +76,6 @@ class Served:
             "updated_at": stamp,
             "version": 1,
         }
-
-    def given(self, value: Any) -> Any:
-        """A run's input as the graph takes it (an entrypoint's function gets it as its argument)."""
-        if self.entrypoint and value is not None:
-            return {"input": value}
-        return value
-
-    def shown(self, state: Any) -> Any:
-        """A state as the API shows it (an entrypoint's is what its function returned)."""
-        if self.entrypoint:
-            return state.get("output") if isinstance(state, Mapping) else None
-        return state
 
     def graph_json(self) -> dict[str, Any]:
         """The graph's vertices and edges, as `GET /assistants/{id}/graph` gives them."""
@@ -218,6 +207,8 @@ class Graphs:
         return found
 
     def close(self) -> None:
-        """Stop the actors of the served graphs."""
+        """Stop the actors of the served graphs (and of the tasks entrypoints call, unless one is open)."""
         for served in self._by_name.values():
             served.app.close()
+        if any(served.entrypoint for served in self._by_name.values()):
+            release_task_graphs()

@@ -174,7 +174,10 @@ class Runner:
         how, status, error = "done", "idle", None
         try:
             value, keywords = await run_in_threadpool(self._what_to_run, run)
-            stream = run.served.app.astream(value, mode="events", subgraphs=True, **keywords)
+            faces = run.translator.faces  # learns which runs are an entrypoint's or a task call's
+            stream = run.served.app.astream(
+                value, mode="events", subgraphs=True, listeners=[faces], **keywords
+            )
             async for path, event in stream:
                 for name, data in run.translator.parts(path, event):
                     run.live.emit(name, data)
@@ -198,7 +201,7 @@ class Runner:
         recorded, or its answers claimed): nothing committed runs again.
         """
         body, row, store = run.spec.request(), run.row, self.runs.store
-        value, keywords = run_input(run.served, body), run_keywords(run.served, body, row.thread_id)
+        value, keywords = run_input(body), run_keywords(run.served, body, row.thread_id)
         keywords["answered_by"] = answerer(row.run_id)
         if row.attempts > 1:
             head = store.get(row.thread_id)

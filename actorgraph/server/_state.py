@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from actorgraph import END, START, Snapshot, ThreadNotFoundError
+from actorgraph._model.spec import Face
 from actorgraph.server._graphs import Graphs, NotFoundError, Served
 from actorgraph.server._tables import ThreadRow
 from actorgraph.server._wire import interrupt_list, iso, jsonable, message_keys, wire_state
@@ -29,7 +30,8 @@ def _checkpoint(thread_id: str, checkpoint_id: str | None) -> dict[str, Any] | N
     return {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id}
 
 
-def _tasks(snap: Snapshot[Any]) -> list[dict[str, Any]]:
+def _tasks(snap: Snapshot[Any], face: Face | None) -> list[dict[str, Any]]:
+    """The tasks of the snapshot's superstep; a graph with a face (an entrypoint's) shows their results so."""
     results = snap.superstep.results
     names = dict.fromkeys(
         [*results, *(v for v in snap.next if v not in {r.vertex for r in results.values()})]
@@ -50,10 +52,16 @@ def _tasks(snap: Snapshot[Any]) -> list[dict[str, Any]]:
                 "interrupts": interrupt_list(interrupts),
                 "checkpoint": None,
                 "state": None,
-                "result": jsonable(result.state) if result is not None and result.status == "ok" else None,
+                "result": jsonable(_result(result.state, face))
+                if result is not None and result.status == "ok"
+                else None,
             }
         )
     return tasks
+
+
+def _result(state: Any, face: Face | None) -> Any:
+    return state if face is None else face.shown(state)
 
 
 def empty_state(thread_id: str) -> dict[str, Any]:
@@ -110,11 +118,11 @@ class State:
 
     def state_json(self, served: Served, snap: Snapshot[Any]) -> dict[str, Any]:
         """A snapshot as the API's `ThreadState`."""
-        state = served.shown(snap.state)
+        state = snap.state
         return {
             "values": wire_state(state, message_keys(served.app.spec.merge, state)),
             "next": list(snap.next),
-            "tasks": _tasks(snap),
+            "tasks": _tasks(snap, served.app.spec.face),
             "metadata": {
                 "source": snap.source,
                 "step": snap.step,
@@ -155,8 +163,8 @@ class State:
         self, served: Served, thread_id: str, values: Any, *, as_node: str | None, checkpoint_id: str | None
     ) -> str:
         """Apply an update to the thread's state (a thread without checkpoints begins so); its checkpoint."""
-        if served.entrypoint and values is not None:
-            values = {"output": values, "save": values}
+        if served.entrypoint and as_node is None:  # LangGraph's: as if its function had returned `values`
+            as_node = next(iter(served.app.spec.vertices))
         try:
             return served.app.update_state(thread_id, values, as_vertex=as_node, checkpoint_id=checkpoint_id)
         except ThreadNotFoundError:
@@ -176,7 +184,7 @@ def thread_json(row: ThreadRow, served: Served | None, snap: Snapshot[Any] | Non
     values = None
     interrupts: dict[str, list[dict[str, Any]]] = {}
     if served is not None and snap is not None:
-        state = served.shown(snap.state)
+        state = snap.state
         values = wire_state(state, message_keys(served.app.spec.merge, state))
         for question in snap.interrupts:
             if question.kind == "interrupt":

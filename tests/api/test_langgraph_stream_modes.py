@@ -276,10 +276,12 @@ def test_multiple_writes_same_channel_from_same_node(compile_graph: Compile) -> 
 def test_falsy_return_from_task() -> None:
     """LangGraph's `test_falsy_return_from_task`: a task's falsy result and a question, in `debug`.
 
-    A task call is a run nested in the entrypoint's task, so its items come
-    with `subgraphs=True`, under its namespace (LangGraph lists them with the
-    entrypoint's, triggered by `__pregel_push`). LangGraph's resumed stream
-    starts with the checkpoint it continues from; so does ours.
+    As LangGraph's stream: the task call is a task of the entrypoint, its
+    `input` the call's `(args, kwargs)`; a checkpoint holds the return value
+    (None here). Ours with durability "sync" (LangGraph's test runs "exit",
+    where ours stores the input's checkpoint at the pause, so it comes last).
+    LangGraph's resumed stream lists the recorded call's `task` again (without a
+    result); ours does not, since the call does not run again.
     """
 
     @task
@@ -291,40 +293,36 @@ def test_falsy_return_from_task() -> None:
         falsy_task().result()
         ag.interrupt("test")
 
-    def shape(items: list[Any]) -> list[tuple[bool, str, str]]:
-        return [(bool(path), i["type"], i["payload"].get("name", "")) for path, i in items]
+    def shape(items: list[Any]) -> list[tuple[str, str]]:
+        return [(i["type"], i["payload"].get("name", "")) for i in items]
 
     with graph:
-        first = list(graph.stream({"a": 5}, mode="debug", subgraphs=True, thread_id="t"))
+        first = list(graph.stream({"a": 5}, {"configurable": {"thread_id": "t"}}, stream_mode="debug"))
         assert shape(first) == [
-            (False, "checkpoint", ""),
-            (False, "task", "graph"),
-            (True, "checkpoint", ""),
-            (True, "task", "falsy_task"),
-            (True, "task_result", "falsy_task"),
-            (True, "checkpoint", ""),
-            (False, "task_result", "graph"),
+            ("checkpoint", ""),
+            ("task", "graph"),
+            ("task", "falsy_task"),
+            ("task_result", "falsy_task"),
+            ("task_result", "graph"),
         ]
-        assert first[0][1]["payload"]["next"] == ["graph"]
-        assert first[1][1]["payload"]["triggers"] == (ag.START,)
-        falsy = first[4][1]["payload"]
-        assert list(falsy["result"].values()) == [False]  # the falsy value is there, not dropped
-        asked = first[-1][1]["payload"]
+        checkpoint, started, called, falsy, asked = (i["payload"] for i in first)
+        assert (checkpoint["values"], checkpoint["next"]) == (None, ["graph"])
+        assert checkpoint["parent_config"] is None
+        assert (started["input"], started["triggers"]) == ({"a": 5}, (ag.START,))
+        assert called["input"] == ((), {})
+        assert falsy["result"] is False  # the falsy value is there, not dropped
+        assert falsy["id"] == called["id"] != started["id"]
         assert asked["result"] is None
         assert [i.value for i in asked["interrupts"]] == ["test"]
-        resumed = list(graph.stream(ag.Command(resume="123"), mode="debug", subgraphs=True, thread_id="t"))
-        start = resumed[0][1]["payload"]
-        assert start["config"]["checkpoint_id"] == first[0][1]["payload"]["config"]["checkpoint_id"]
-        assert [i.value for i in start["tasks"][0]["interrupts"]] == ["test"]
-        outer = [i for path, i in resumed if not path]
-        assert [(i["type"], i["payload"].get("name", "")) for i in outer] == [
+        resumed = list(graph.stream(ag.Command(resume="123"), thread_id="t", mode="debug"))
+        assert shape(resumed) == [
             ("checkpoint", ""),
             ("task", "graph"),
             ("task_result", "graph"),
             ("checkpoint", ""),
         ]
-        assert outer[2]["payload"]["interrupts"] == ()
-        assert outer[-1]["payload"]["next"] == []
-        assert all(
-            i["type"] != "task" for path, i in resumed if path
-        )  # the finished task call is not run again
+        start, _, ended, last = (i["payload"] for i in resumed)
+        assert start["config"]["checkpoint_id"] == checkpoint["config"]["checkpoint_id"]
+        assert [i.value for i in start["tasks"][0]["interrupts"]] == ["test"]
+        assert (ended["result"], ended["interrupts"]) == (None, ())
+        assert (last["values"], last["next"], last["tasks"]) == (None, [], [])

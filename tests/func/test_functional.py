@@ -197,7 +197,7 @@ def test_stream_updates_show_the_return_value() -> None:
 
     with plain:
         updates = list(plain.stream(3))
-    assert updates[-1] == {"plain": {"input": 3, "output": 6, "save": 6}}
+    assert updates == [{"double": 6}, {"plain": 6}]  # each task call, then the return value
 
 
 def test_tasks_and_entrypoints_are_vertices_of_graphs_and_tasks_call_graphs() -> None:

@@ -6,11 +6,10 @@ anew on our API, with these deliberate differences, asserted as ours:
 - `invoke` returns a `RunResult` whose `state` is the function's return value;
   a paused run's `status` is `"interrupted"` and its questions are in
   `RunResult.interrupts` (LangGraph returns `{"__interrupt__": [...]}`).
-- A task call is a run nested in the entrypoint's task, so its update reaches
-  the stream with `subgraphs=True`, tagged with the call's namespace, and holds
-  the one-vertex graph's state `{"value": result}`; the entrypoint's own update
-  is its state `{"input", "output", "save"}`. LangGraph streams `{"task": result}`
-  on the top level. A paused stream ends with an `__interrupt__` item in both.
+- A task call is a run nested in the entrypoint's task, checkpointed in the
+  entrypoint's thread; the streams show it as LangGraph's do, as one task of
+  the entrypoint (`{"task": result}`, on the top level), and the entrypoint's
+  own update is its return value. `mode="events"` shows the records instead.
 - A resumed function whose task calls do not match the recorded ones is a
   `ResumeError`; LangGraph hands the old results out by position.
 - Timing assertions of LangGraph's streaming tests are replaced by an ordering
@@ -21,13 +20,12 @@ Not ported, for features we lack: `get_input_jsonschema` / `get_output_jsonschem
 test_entrypoint_output_schema_with_return_and_save), `TaskFuture.cancel`
 (test_pregel_async.py::test_imp_task_cancel), `RunControl.request_drain`
 (test_request_drain_allows_inflight_call_scheduling), injected `writer` /
-`StreamWriter` (the writer half of test_overriding_injectable_args_with_tasks),
+`StreamWriter` in a task (the writer half of test_overriding_injectable_args_with_tasks),
 `@entrypoint(timeout=...)` (test_retry.py::test_entrypoint_timeout_e2e,
 test_entrypoint_timeout_allows_pre_timeout_child_task_to_run), the exact
 `debug` payloads of test_falsy_return_from_task (its behaviour is ported),
 callbacks / tracers (the tracer half of test_pregel_async.py::test_imp_task),
-`Entrypoint.update_state` (test_entrypoint_stateful_update_state is ported on
-the entrypoint's graph), and the deprecation warnings of `retry=`
+and the deprecation warnings of `retry=`
 (test_deprecation.py: `retry=` is our name, so the retries are ported instead).
 test_no_redundant_put_writes_for_cached_task patches LangGraph's loop; its
 point (a recorded call is not recorded again on resume) is ported by counting
@@ -65,20 +63,6 @@ def _fresh_counts() -> None:
     calls.clear()
 
 
-def task_updates(items: list[Any]) -> list[dict[str, Any]]:
-    """The updates of nested task runs in a `subgraphs=True` stream, as `{task: value}`."""
-    return [
-        {name: update["value"] for name, update in item.items()}
-        for namespace, item in items
-        if namespace and all(isinstance(u, dict) and "value" in u for u in item.values())
-    ]
-
-
-def own_updates(items: list[Any]) -> list[Any]:
-    """The entrypoint's own updates in a `subgraphs=True` stream."""
-    return [item for namespace, item in items if not namespace]
-
-
 @task
 def mapper(n: int) -> str:
     calls["mapper"] += 1
@@ -111,13 +95,12 @@ def test_imp_task(store: Any, durability: str) -> None:
         answer = ag.interrupt("question")
         return [m + answer for m in mapped]
 
+    thread1 = {"configurable": {"thread_id": "1"}}
     with graph:
-        items = list(graph.stream([0, 1], thread_id="1", durability=durability, subgraphs=True))
-        assert sorted(task_updates(items), key=str) == [{"mapper": "00"}, {"mapper": "11"}]
+        items = [*graph.stream([0, 1], thread1, durability=durability)]
         paused = graph.get_state("1")
-        # paused: the entrypoint's task did not finish; the stream ends saying so, as LangGraph's
-        assert own_updates(items) == [{"__interrupt__": paused.interrupts}]
-        assert paused.status == "interrupted"
+        assert sorted(items[:2], key=str) == [{"mapper": "00"}, {"mapper": "11"}]  # as they finish
+        assert items[2:] == [{"__interrupt__": paused.interrupts}]
         assert [i.value for i in paused.interrupts] == ["question"]
         assert calls["mapper"] == 2
         done = graph.invoke(RESUME(resume="answer"), thread_id="1", durability=durability)
@@ -141,12 +124,13 @@ def test_imp_task_async(store: Any) -> None:
         return [m + answer for m in mapped]
 
     async def scenario() -> tuple[list[Any], ag.RunResult[Any]]:
-        items = [i async for i in graph.astream([0, 1], thread_id="1", subgraphs=True)]
+        items = [i async for i in graph.astream([0, 1], {"configurable": {"thread_id": "1"}})]
         return items, await graph.ainvoke(RESUME(resume="answer"), thread_id="1")
 
     with graph:
         items, done = asyncio.run(scenario())
-    assert sorted(task_updates(items), key=str) == [{"amapper": "00"}, {"amapper": "11"}]
+    assert sorted(items[:2], key=str) == [{"amapper": "00"}, {"amapper": "11"}]
+    assert [next(iter(item)) for item in items[2:]] == ["__interrupt__"]
     assert done.state == ["00answer", "11answer"]
     assert calls["amapper"] == 2
 
@@ -176,16 +160,17 @@ def test_imp_nested(store: Any) -> None:
             return add_a.invoke({"items": [m + answer for m in mapped]}).state["items"]
 
         with graph:
-            items = list(graph.stream([0, 1], thread_id="1", subgraphs=True))
-            assert sorted(task_updates(items), key=str) == [
+            items = [*graph.stream([0, 1], {"configurable": {"thread_id": "1"}})]
+            # a task's own task calls are tasks of the entrypoint too, each before its caller's
+            assert sorted(items[:4], key=str) == [
                 {"outer": "00"},
                 {"outer": "11"},
                 {"submapper": "0"},
                 {"submapper": "1"},
             ]
-            # a task's own task call nests one level deeper than the task
-            depths = {next(iter(item)): len(ns) for ns, item in items if ns}
-            assert depths == {"outer": 1, "submapper": 2}
+            assert items.index({"submapper": "0"}) < items.index({"outer": "00"})
+            assert items.index({"submapper": "1"}) < items.index({"outer": "11"})
+            assert [next(iter(item)) for item in items[4:]] == ["__interrupt__"]
             done = graph.invoke(RESUME(resume="answer"), thread_id="1")
     assert done.state == ["00answera", "11answera"]
 
@@ -214,16 +199,15 @@ def chained(state: dict[str, Any]) -> dict[str, Any]:
 def test_imp_stream_order(store: Any) -> None:
     """Ports test_pregel.py::test_imp_stream_order: tasks stream in call order, then the entrypoint."""
     graph = entrypoint(checkpointer=store, name="graph")(chained)
+    thread1 = {"configurable": {"thread_id": "1"}}
     with graph:
-        items = list(graph.stream({"a": "0"}, thread_id="1", subgraphs=True))
-        assert task_updates(items) == [
+        assert list(graph.stream({"a": "0"}, thread1)) == [
             {"foo": ("0foo", "bar")},
             {"bar": {"a": "0foobar", "c": "bark"}},
             {"baz": {"a": "0foobarbaz", "c": "something else"}},
+            {"graph": {"a": "0foobarbaz", "c": "something else"}},
         ]
-        final = {"a": "0foobarbaz", "c": "something else"}
-        assert own_updates(items) == [{"graph": {"input": {"a": "0"}, "output": final, "save": final}}]
-        assert graph.get_state("1").state["output"] == final
+        assert graph.get_state("1").state == {"a": "0foobarbaz", "c": "something else"}
 
 
 def test_imp_sync_from_async(store: Any) -> None:
@@ -231,12 +215,15 @@ def test_imp_sync_from_async(store: Any) -> None:
     graph = entrypoint(checkpointer=store, name="graph")(chained)
 
     async def scenario() -> list[Any]:
-        return [i async for i in graph.astream({"a": "0"}, thread_id="1", subgraphs=True)]
+        return [c async for c in graph.astream({"a": "0"}, {"configurable": {"thread_id": "1"}})]
 
     with graph:
-        items = asyncio.run(scenario())
-    assert [next(iter(u)) for u in task_updates(items)] == ["foo", "bar", "baz"]
-    assert own_updates(items)[-1]["graph"]["output"] == {"a": "0foobarbaz", "c": "something else"}
+        assert asyncio.run(scenario()) == [
+            {"foo": ("0foo", "bar")},
+            {"bar": {"a": "0foobar", "c": "bark"}},
+            {"baz": {"a": "0foobarbaz", "c": "something else"}},
+            {"graph": {"a": "0foobarbaz", "c": "something else"}},
+        ]
 
 
 def test_interrupt_functional(store: Any) -> None:
@@ -481,8 +468,8 @@ def test_no_redundant_put_writes_for_cached_task(store: Any) -> None:
     """
     workflow = entrypoint(checkpointer=store, name="workflow")(setup_then_ask)
     with workflow:
-        items = list(workflow.stream(1, thread_id="1", subgraphs=True))
-        (namespace,) = {ns[0] for ns, item in items if "setup" in item}
+        items = list(workflow.stream(1, thread_id="1", mode="tasks"))
+        (namespace,) = {item["id"] for item in items if item["name"] == "setup"}  # the call's, as its run's
         before = len(store.history(f"1|{namespace}"))
         assert before >= 1
         assert workflow.invoke(RESUME(resume="ans"), thread_id="1").state == {"answer": "ans"}
@@ -499,8 +486,8 @@ def test_no_redundant_put_writes_for_cached_task_by_namespace(store: Any) -> Non
     """
     workflow = entrypoint(checkpointer=store, name="workflow")(setup_then_ask)
     with workflow:
-        items = list(workflow.stream(1, thread_id="1", subgraphs=True))
-        (namespace,) = {ns[0] for ns, item in items if "setup" in item}
+        items = list(workflow.stream(1, thread_id="1", mode="tasks"))
+        (namespace,) = {item["id"] for item in items if item["name"] == "setup"}
         assert namespace in workflow.get_state("1", subgraphs=True).subgraphs
         assert len(workflow.get_history("1", namespace=namespace)) >= 1
 
@@ -532,10 +519,9 @@ def test_handles_multiple_interrupts_from_tasks(store: Any) -> None:
 
 
 def test_interrupts_in_tasks_surfaced_once(store: Any) -> None:
-    """Ports test_pregel_async.py::test_interrupts_in_tasks_surfaced_once: one `Interrupted` per pause.
+    """Ports test_pregel_async.py::test_interrupts_in_tasks_surfaced_once: one `__interrupt__` per pause.
 
-    LangGraph counts `__interrupt__` stream items; ours is the `events` mode's
-    `Interrupted` event of the entrypoint's run.
+    Also in the `events` mode: one `Interrupted` event of the entrypoint's run.
     """
 
     @task
@@ -546,14 +532,18 @@ def test_interrupts_in_tasks_surfaced_once(store: Any) -> None:
     async def program(_state: Any) -> list[str]:
         return [await add_participant("James"), await add_participant("Will")]
 
-    async def interrupted(given: Any) -> list[Interrupted]:
-        events = [e async for e in program.astream(given, thread_id="1", mode="events")]
-        return [e for e in events if isinstance(e, Interrupted)]
+    config = {"configurable": {"thread_id": "1"}}
+
+    async def interrupted(given: Any) -> list[Any]:
+        chunks = [c async for c in program.astream(given, config=config, stream_mode=["updates", "events"])]
+        events = [e for mode, e in chunks if mode == "events" and isinstance(e, Interrupted)]
+        return [e for mode, e in chunks if mode == "updates" and "__interrupt__" in e] + events
 
     async def scenario() -> ag.RunResult[Any]:
-        for name, given in (("James", "ignored"), ("Will", RESUME(resume=True))):
-            pauses = await interrupted(given)
-            assert [[i.value for i in e.interrupts] for e in pauses] == [[f"add {name}?"]]
+        for name, given in (("James", "this is ignored"), ("Will", RESUME(resume=True))):
+            update, event = await interrupted(given)
+            assert [i.value for i in update["__interrupt__"]] == [i.value for i in event.interrupts]
+            assert [i.value for i in event.interrupts] == [f"add {name}?"]
             assert [i.value for i in program.get_state("1").interrupts] == [f"add {name}?"]
         return await program.ainvoke(RESUME(resume=True), thread_id="1")
 
@@ -581,11 +571,14 @@ def test_imp_exception(store: Any) -> None:
         my_task(number).result()
         return "done"
 
+    thread1 = {"configurable": {"thread_id": "1"}}
     with my_workflow:
-        assert my_workflow.invoke(1, thread_id="1").state == "done"
-        items = list(my_workflow.stream(1, thread_id="1", subgraphs=True))
-    assert task_updates(items) == [{"my_task": 2}, {"my_task": 2}]
-    assert [next(iter(u)) for u in own_updates(items)] == ["my_workflow"]
+        assert my_workflow.invoke(1, thread1).state == "done"
+        assert list(my_workflow.stream(1, thread1)) == [
+            {"my_task": 2},
+            {"my_task": 2},
+            {"my_workflow": "done"},
+        ]
     assert calls["my_task"] == 4  # a new run on the thread calls its tasks anew
 
 
@@ -613,10 +606,11 @@ def test_sync_streaming_with_functional_api() -> None:
 
     got: list[Any] = []
     with graph:
-        for namespace, item in graph.stream({}, subgraphs=True):
-            if namespace and "slow" in item:
-                got.append(item["slow"]["value"])
-                seen_first.set()
+        for chunk in graph.stream({}):
+            if "slow" not in chunk:  # We'll just look at the updates from `slow`
+                continue
+            got.append(chunk["slow"])
+            seen_first.set()
     assert got == [1, 2]
 
 
@@ -636,9 +630,9 @@ def test_async_streaming_with_functional_api() -> None:
 
     async def scenario() -> list[int]:
         got = []
-        async for namespace, item in graph.astream({}, subgraphs=True):
-            if namespace and "slow" in item:
-                got.append(item["slow"]["value"])
+        async for chunk in graph.astream({}):
+            if "slow" in chunk:
+                got.append(chunk["slow"])
                 seen_first.set()
         return got
 
@@ -679,15 +673,14 @@ def test_named_tasks_functional() -> None:
         return qux(custom_baz(bar_fn(foo_result).result()).result()).result()
 
     with workflow:
-        items = list(workflow.stream("", subgraphs=True))
-    assert task_updates(items) == [
-        {"custom_foo": "foo"},
-        {"other_foo": "foo"},
-        {"custom_bar": "foo|bar"},
-        {"custom_baz": "foo|bar|custom_baz"},
-        {"qux": "foo|bar|custom_baz|qux"},
-    ]
-    assert own_updates(items)[0]["workflow"]["output"] == "foo|bar|custom_baz|qux"
+        assert list(workflow.stream("", stream_mode="updates")) == [
+            {"custom_foo": "foo"},
+            {"other_foo": "foo"},
+            {"custom_bar": "foo|bar"},
+            {"custom_baz": "foo|bar|custom_baz"},
+            {"qux": "foo|bar|custom_baz|qux"},
+            {"workflow": "foo|bar|custom_baz|qux"},
+        ]
 
 
 def test_named_tasks_functional_unnamed_partial() -> None:
@@ -755,33 +748,32 @@ def test_entrypoint_stateful(store: Any) -> None:
         assert chain.invoke({"a": "2"}, thread_id="1").state == two
         assert chain.invoke({"a": "3"}, thread_id="1").state == {"current": {"a": "3"}, "previous": two}
         assert seen == [None, one, two]
-        streamed = list(chain.stream({"a": "1"}, thread_id="2"))
-    assert streamed == [{"foo": {"input": {"a": "1"}, "output": one, "save": one}}]
+        items = list(chain.stream({"a": "1"}, {"configurable": {"thread_id": "2"}}))
+    assert items == [{"foo": {"current": {"a": "1"}, "previous": None}}]
 
 
 def test_entrypoint_stateful_update_state(store: Any) -> None:
     """Ports test_pregel.py::test_entrypoint_stateful_update_state: a person sets what `previous` will be.
 
-    We have no `Entrypoint.update_state`; its graph's `update_state` of the
-    `save` key is the same act. It changes a thread that has run: on a thread
-    with no checkpoint yet it is a `ThreadNotFoundError` (LangGraph creates the
-    thread), so the first value of `previous` is set after a first run.
+    `update_state` takes the thread's id where LangGraph's takes a config.
     """
     seen: list[Any] = []
-    chain = remembering(store, seen)
+    foo = remembering(store, seen)
 
-    with chain:
-        with pytest.raises(ag.ThreadNotFoundError):
-            chain.graph.update_state("1", {"save": {"a": "-1"}})
-        chain.invoke({"a": "0"}, thread_id="1")
-        chain.graph.update_state("1", {"save": {"a": "-1"}})
+    with foo:
+        foo.update_state("1", {"a": "-1"})  # a thread with no run yet begins so
+        assert foo.invoke({"a": "1"}, thread_id="1").state == {"current": {"a": "1"}, "previous": {"a": "-1"}}
         one = {"current": {"a": "1"}, "previous": {"a": "-1"}}
-        assert chain.invoke({"a": "1"}, thread_id="1").state == one
-        assert chain.invoke({"a": "2"}, thread_id="1").state == {"current": {"a": "2"}, "previous": one}
-        chain.graph.update_state("1", {"save": {"a": "3"}})
-        streamed = list(chain.stream({"a": "1"}, thread_id="1"))
-    assert [u["foo"]["output"] for u in streamed] == [{"current": {"a": "1"}, "previous": {"a": "3"}}]
-    assert seen == [None, {"a": "-1"}, one, {"a": "3"}]
+        assert foo.invoke({"a": "2"}, thread_id="1").state == {"current": {"a": "2"}, "previous": one}
+        two = {"current": {"a": "2"}, "previous": one}
+        assert foo.invoke({"a": "3"}, thread_id="1").state == {"current": {"a": "3"}, "previous": two}
+
+        foo.update_state("1", {"a": "3"})
+
+        assert list(foo.stream({"a": "1"}, {"configurable": {"thread_id": "1"}})) == [
+            {"foo": {"current": {"a": "1"}, "previous": {"a": "3"}}}
+        ]
+    assert seen == [{"a": "-1"}, one, two, {"a": "3"}]
 
 
 def test_entrypoint_with_return_and_save(store: Any) -> None:

@@ -7,6 +7,9 @@ from typing import Any
 import httpx
 import pytest
 
+import actorgraph as ag
+from actorgraph.func import entrypoint, task
+
 pytestmark = pytest.mark.slow  # each test starts a server (uvicorn, the graphs compiled)
 
 HI = {"messages": [{"role": "user", "content": "hi"}], "n": 1}
@@ -216,6 +219,58 @@ def test_an_entrypoint_and_a_compiled_graph_are_served(sqlite_server):
     assert client.runs.wait(thread, "doubled", input=21) == 42
     assert client.threads.get(thread)["values"] == 42
     assert client.runs.wait(None, "compiled", input={"n": 1}) == {"n": 2}
+
+
+@task
+def draft(topic: str) -> str:
+    return f"a draft about {topic}"
+
+
+def review_flow() -> Any:
+    """An entrypoint that writes a draft in a task, then asks a person.
+
+    Made by the server: an entrypoint left open would keep its tasks' actors running.
+    """
+
+    @entrypoint()
+    def review(topic: str) -> dict[str, Any]:
+        text = draft(topic).result()
+        verdict = ag.interrupt({"review": text})
+        return {"text": text, "verdict": verdict}
+
+    return review
+
+
+@pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
+def test_an_entrypoint_streams_its_task_calls_and_return_value_and_shows_it_as_its_state(serve_with):
+    """Issue 37, item 7: the server shows an entrypoint's thread as LangGraph's functional API does.
+
+    `updates` are each task call's `{task: result}` and `{entrypoint: return value}`; a
+    pause is `{"__interrupt__": [...]}` in `updates` and `values` (no record beside it); the
+    thread's `values` and its state's are the return value, never `{"input", "output", "save"}`.
+    """
+    client = serve_with({"review": review_flow}).client()  # the server makes it: closed with it
+    thread = client.threads.create()["thread_id"]
+    found = parts(client, thread, "review", input="actors", stream_mode=["updates", "values"])
+    question = [{"value": {"review": "a draft about actors"}, "id": found[-1][1]["__interrupt__"][0]["id"]}]
+    assert found[1:] == [
+        ("updates", {"draft": "a draft about actors"}),
+        ("updates", {"__interrupt__": question}),
+        ("values", {"__interrupt__": question}),
+    ]
+    paused = client.threads.get(thread)
+    assert (paused["status"], paused["values"]) == ("interrupted", None)
+    assert client.threads.get_state(thread)["values"] is None
+    resumed = parts(client, thread, "review", command={"resume": "ok"}, stream_mode=["updates", "values"])
+    value = {"text": "a draft about actors", "verdict": "ok"}
+    assert resumed[1:] == [("updates", {"review": value}), ("values", value)]
+    assert client.threads.get(thread)["values"] == value
+    state = client.threads.get_state(thread)
+    assert (state["values"], state["next"]) == (value, [])
+    assert client.threads.get_history(thread)[0]["values"] == value
+    edited = {"text": "edited", "verdict": "ok"}
+    client.threads.update_state(thread, edited)  # as if the function had returned it
+    assert client.threads.get(thread)["values"] == edited
 
 
 def test_an_unknown_thread_is_404_unless_asked_to_create_it(sqlite_server):

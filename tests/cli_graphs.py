@@ -15,6 +15,7 @@ from typing import Any
 
 import actorgraph as ag
 from actorgraph.checkpoint import SqliteCheckpointer
+from actorgraph.func import Entrypoint, entrypoint, task
 from actorgraph.merge import append, by_key, replace
 
 State = dict[str, Any]
@@ -134,6 +135,31 @@ compiled_plain = _line(("prepare", prepare), name="plain").compile()
 def compiled_with_store() -> ag.CompiledGraph[State]:
     """A compiled graph with its own store (`$CLI_TEST_DIR/own.db`)."""
     return _line(("prepare", prepare), name="own").compile(SqliteCheckpointer(_dir() / "own.db"))
+
+
+# -- entrypoints (made by functions: one left open in the tests' process would keep its tasks' actors) --
+
+
+@task
+def draft(topic: str) -> str:
+    return f"a draft about {topic}"
+
+
+def _review(topic: str) -> dict[str, Any]:
+    """The functional API guide's review loop: a task writes the draft, a person approves it."""
+    text = draft(topic).result()
+    verdict = ag.interrupt({"review": text})
+    return {"text": text, "verdict": verdict}
+
+
+def review() -> Entrypoint[dict[str, Any]]:
+    """An entrypoint without a store: `--db` (or the default) chooses it."""
+    return entrypoint()(_review)
+
+
+def review_with_store() -> Entrypoint[dict[str, Any]]:
+    """An entrypoint with its own store (`$CLI_TEST_DIR/own_review.db`)."""
+    return entrypoint(checkpointer=SqliteCheckpointer(_dir() / "own_review.db"), name="review")(_review)
 
 
 # -- racing answers (test_cli_answers.py) ----------------------------------------------------------

@@ -25,6 +25,7 @@ from actorgraph._engine.task import TaskEnv
 from actorgraph._model.errors import ActorGraphError, AlreadyAnsweredError, ThreadNotFoundError
 from actorgraph._model.records import UNSET, Interrupt
 from actorgraph._model.runs import Claim, RunRequest
+from actorgraph._model.spec import FACE_KEY
 from actorgraph.checkpoint._load import Loaded, answer_aad, claims_of, load
 from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
 
@@ -49,6 +50,9 @@ def build_run(launch: Launch) -> Run:
         return Run(workers, _setup(launch, plan, _env(request, prefix), None), launch)
     thread_id = request.thread_id
     loaded, head = _read(store, thread_id, order)
+    face = workers.spec.face
+    if loaded is None and face is not None and not request.namespace:  # a new entrypoint's thread
+        store.set_metadata(thread_id, {FACE_KEY: face.name})  # so readers without the graph show it so
     ids, checkpoints = lookups(loaded, order.input)
     earlier = _earlier(store, thread_id, ids, checkpoints)
     plan = plan_run(

@@ -13,7 +13,8 @@ functional API's (`GraphSpec.face`):
 - a task call's run is one task of the run that made it: its result is that
   run's update `{task: result}` and its `tasks` items are that run's (the
   call's `input` is `(args, kwargs)`, its id the call's namespace), in that
-  run's namespace; nothing else of it is shown (its pause is the calling run's).
+  run's namespace; nothing else of it is shown (its pause is the calling run's,
+  so a call that asks a question has no `tasks` result, as in LangGraph).
 
 A stream learns which runs have a face as they start (`Emitter` calls the
 listener's `meet_face(namespace, face)`), so a plain graph's stream pays nothing.
@@ -111,7 +112,7 @@ def _call_seen(event: Event, face: Face, home: str) -> Event | None:
     """An event of a task call's run, as one task of the run `home` (None: nothing of it is shown)."""
     call = event.namespace.rpartition(NS)[2]
     match event:
-        case TaskFinished(final=True, result=result):
+        case TaskFinished(final=True, result=result) if result.status != "interrupt":  # a pause: its caller's
             shown = dataclasses.replace(_shown(result, face), task_id=call)
             return dataclasses.replace(event, namespace=home, result=shown)
         case TaskScheduled(input=given):

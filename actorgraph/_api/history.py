@@ -30,7 +30,7 @@ from actorgraph._model.errors import (
 )
 from actorgraph._model.records import NS, ErrorInfo, Position, VertexResult
 from actorgraph._model.results import Snapshot
-from actorgraph._model.spec import GraphSpec
+from actorgraph._model.spec import FACE_KEY, GraphSpec
 from actorgraph.checkpoint._load import Loaded, load, outcomes
 from actorgraph.checkpoint._protocol import Checkpointer, CheckpointRow
 from actorgraph.checkpoint._queue import run_queue
@@ -324,6 +324,8 @@ class History:
         An update of a checkpoint that is not the `head` forks the thread: the
         recorder begins a new line of its history there, as a replay does.
         """
+        if head is None and self.spec.face is not None:  # a new thread of an entrypoint, begun by hand
+            self._store().set_metadata(thread_id, {FACE_KEY: self.spec.face.name})
         recorder = Recorder(
             self._store(),
             thread_id,

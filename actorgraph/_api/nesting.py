@@ -32,6 +32,7 @@ from actorgraph._model.errors import ConfigError, ResumeError
 from actorgraph._model.records import NS, Command
 from actorgraph._model.results import RunResult
 from actorgraph._model.runs import RunRequest
+from actorgraph._model.spec import FACE_KEY
 
 __all__ = ["STATEFUL", "Nested", "NestedRun", "nested_of", "nested_order", "paused_by"]
 
@@ -112,7 +113,10 @@ def nested_order(
     namespace = f"{nest.namespace}{NS}{name}" if nest.namespace else name
     recorded = nest.checkpointer is not None and nest.thread_id is not None
     thread_id = f"{nest.thread_id}{NS}{name}" if recorded else None
-    _record(settings, frame, thread_id, {_GRAPH: label, _SLOT: slot, _VERTEX: frame.task.vertex}, input_)
+    seen = {_GRAPH: label, _SLOT: slot, _VERTEX: frame.task.vertex}
+    if settings.spec.face is not None:  # a task call's thread says so to readers without the graph
+        seen[FACE_KEY] = settings.spec.face.name
+    _record(settings, frame, thread_id, seen, input_)
     nested_request = _nested_request(settings, request, nest, thread_id, namespace)
     answers = frame.task.answers
     answered = Command(resume=dict(answers)) if answers else None

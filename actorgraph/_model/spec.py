@@ -15,7 +15,10 @@ from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import Merge
 from actorgraph._model.schema import Schema
 
-__all__ = ["ChildSpec", "Face", "GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+__all__ = ["FACE_KEY", "ChildSpec", "Face", "GraphSpec", "JoinSpec", "RouterSpec", "VertexSpec"]
+
+FACE_KEY = "graph_face"
+"""The thread label naming the face of the graph that made it (`Face.name`), for readers without it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ class Face:
     streams) goes through these functions.
 
     Attributes:
+        name: what a thread of such a graph records it has (`FACE_KEY`): "entrypoint", "task".
         given: a caller's input -> the run's input state.
         shown: a state -> what callers and readers see of it.
         asked: a run's input state -> what its caller gave (the `tasks` stream's `input`).
@@ -133,6 +137,7 @@ class Face:
             result as that run's update (`{name: value}`) and nothing else of it.
     """
 
+    name: str
     given: Callable[[Any], Any]
     shown: Callable[[Any], Any]
     asked: Callable[[Any], Any]

@@ -48,7 +48,7 @@ def _compiled(target: str, thread: str | None, store: StoreChoice) -> Iterator[C
             app.get_state(thread)  # an unknown thread is an error, not a picture without colours
             yield app
         return
-    found = find(target)
+    found = find(target, entrypoints=True)
     app = found if isinstance(found, CompiledGraph) else found.compile()
     with app:
         yield app
@@ -102,7 +102,7 @@ def _check(target: str) -> tuple[CompiledGraph[Any], list[str]]:
     """TARGET found and compiled, and the warnings compiling it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        found = find(target)
+        found = find(target, entrypoints=True)
         app = found if isinstance(found, CompiledGraph) else found.compile()
     return app, [str(w.message) for w in caught]
 

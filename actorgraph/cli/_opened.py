@@ -24,7 +24,7 @@ def opened(target: str, store: StoreChoice, *, readonly: bool = False) -> Iterat
     Raises:
         CommandError: a compiled graph without a checkpointer, or one given --db/--dsn.
     """
-    found = find(target)
+    found = find(target, entrypoints=True)
     with ExitStack() as stack:
         if isinstance(found, CompiledGraph):
             stack.callback(found.close)

@@ -125,9 +125,10 @@ def run(  # noqa: PLR0913 - click passes every option as a keyword
 
     TARGET is a graph file (flow.yaml), package.module:graph or path/to/file.py:graph
     (a Graph, a CompiledGraph with a checkpointer, which then uses its own store,
-    or a function returning one). Prints the final state, or the questions the run
-    waits for and the `actorgraph answer` command that answers them. TARGET is
-    recorded with the thread: answer and resume find it there.
+    an @entrypoint, or a function returning one). Prints the final state (an
+    entrypoint's return value), or the questions the run waits for and the
+    `actorgraph answer` command that answers them. TARGET is recorded with the
+    thread: answer and resume find it there.
     """
     given = _input(input_json, input_file)
     named = checked_thread(thread, "--thread") if thread is not None else f"t-{uuid.uuid4().hex[:10]}"

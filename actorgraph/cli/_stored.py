@@ -5,6 +5,8 @@ status, superstep, next vertices, each task's outcome, the questions and who
 answered them. The state of a run with several branches in flight is the
 merge of their states, and a graph's merge is code: without the graph they are
 merged with the default merge (three-way, per key), and the reading says so.
+The thread of an `@entrypoint` (or a task call) says so in its labels: its state
+is shown as its graph shows it, the function's return value, never its record.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from actorgraph import ActorGraphError, MergeConflictError, Snapshot, ThreadNotF
 from actorgraph._engine.superstep import state_of, status_of
 from actorgraph._model.records import Node, Position, RunStatus
 from actorgraph._model.runs import Claim
+from actorgraph._model.spec import FACE_KEY, Face
 from actorgraph.checkpoint import Checkpointer
 from actorgraph.checkpoint._load import Loaded, load
 from actorgraph.checkpoint._shape import damaged
+from actorgraph.func._faces import FACES
 from actorgraph.merge import three_way
 
 __all__ = ["Reading", "read", "read_history", "status_of_loaded"]
@@ -81,9 +85,16 @@ def _state(pos: Position) -> tuple[Any, str, tuple[tuple[str, Any], ...]]:
     return state, note, branches
 
 
-def _reading(loaded: Loaded) -> Reading:
+def _face(checkpointer: Checkpointer, thread_id: str) -> Face | None:
+    """The face of the graph that made the thread, if its labels name one (an entrypoint's)."""
+    return FACES.get(str(checkpointer.get_metadata(thread_id).get(FACE_KEY)))
+
+
+def _reading(loaded: Loaded, face: Face | None = None) -> Reading:
     pos, row = loaded.position, loaded.row
     state, note, branches = _state(pos)
+    if face is not None:  # one line of states: its return value, as the graph shows it
+        state, note, branches = face.shown(state), "", ()
     snapshot: Snapshot[Any] = Snapshot(
         state=state,
         status=status_of_loaded(loaded),
@@ -110,7 +121,7 @@ def read(checkpointer: Checkpointer, thread_id: str) -> Reading:
     loaded = load(checkpointer, thread_id)
     if loaded is None:
         raise ThreadNotFoundError(f"thread {thread_id!r} has no stored checkpoint")
-    return _reading(loaded)
+    return _reading(loaded, _face(checkpointer, thread_id))
 
 
 def read_history(checkpointer: Checkpointer, thread_id: str) -> list[Reading]:
@@ -126,8 +137,9 @@ def read_history(checkpointer: Checkpointer, thread_id: str) -> list[Reading]:
     except (TypeError, ValueError, KeyError, IndexError) as exc:  # a stored row of the wrong types
         raise damaged(f"the checkpoint list of thread {thread_id!r}", f"{type(exc).__name__}: {exc}") from exc
     readings = []
+    face = _face(checkpointer, thread_id) if rows else None
     for row in rows:
         loaded = load(checkpointer, thread_id, row.checkpoint_id)
         if loaded is not None:
-            readings.append(_reading(loaded))
+            readings.append(_reading(loaded, face))
     return readings

@@ -15,14 +15,19 @@ from actorgraph import CompiledGraph, Graph, load
 from actorgraph.cli._codes import FAILED
 from actorgraph.cli._exits import CommandError
 from actorgraph.cli._options import allowed_modules
+from actorgraph.func import Entrypoint
 
 __all__ = ["find"]
 
 _FORMS = "a YAML file (flow.yaml), package.module:graph or path/to/file.py:graph"
 
 
-def find(target: str) -> Graph[Any] | CompiledGraph[Any]:
+def find(target: str, *, entrypoints: bool = False) -> Graph[Any] | CompiledGraph[Any]:
     """The graph TARGET names (a function there that takes no arguments is called for it).
+
+    With `entrypoints`, an `@entrypoint` is taken too: its graph (which shows the
+    function's return value as the thread's state), compiled with its own
+    checkpointer if it has one, else as a `Graph` (compiled on the store).
 
     Raises:
         CommandError: TARGET names nothing (exit 2), or its code fails (exit 1).
@@ -35,7 +40,7 @@ def find(target: str) -> Graph[Any] | CompiledGraph[Any]:
         raise CommandError(f"TARGET {target!r} names no graph; give {_FORMS}")
     is_file = where.endswith(".py") or "/" in where or os.sep in where
     module = _import_file(Path(where)) if is_file else _import_module(where)
-    return _graph_of(_attribute(module, attribute, where), target)
+    return _graph_of(_attribute(module, attribute, where), target, entrypoints=entrypoints)
 
 
 def _from_yaml(path: Path) -> Graph[Any]:
@@ -96,7 +101,7 @@ def _attribute(module: ModuleType, attribute: str, where: str) -> Any:
     return value
 
 
-def _graph_of(value: Any, target: str) -> Graph[Any] | CompiledGraph[Any]:
+def _graph_of(value: Any, target: str, *, entrypoints: bool) -> Graph[Any] | CompiledGraph[Any]:
     if inspect.isfunction(value):
         try:
             value = value()
@@ -104,6 +109,8 @@ def _graph_of(value: Any, target: str) -> Graph[Any] | CompiledGraph[Any]:
             raise _failed(f"calling {target}()", exc) from exc
     if isinstance(value, Graph | CompiledGraph):
         return value
+    if entrypoints and isinstance(value, Entrypoint):
+        return value.graph if value.graph.checkpointer is not None else value.builder
     kind = type(value).__name__
     raise CommandError(
         f"{target} is not a Graph or a CompiledGraph (nor a function returning one): it is {kind}"

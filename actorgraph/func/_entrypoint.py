@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -25,7 +24,7 @@ from actorgraph._engine.context import Context
 from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, ThreadNotFoundError, VertexError
 from actorgraph._model.records import END, START
 from actorgraph._model.results import RunResult, Snapshot
-from actorgraph._model.spec import Face
+from actorgraph.func._faces import FACE, Final
 from actorgraph.func._task import close_task_graphs, quiet_compile
 
 __all__ = ["Entrypoint", "entrypoint", "release_task_graphs"]
@@ -35,19 +34,6 @@ Modes = str | Sequence[str] | None
 _INJECTED = ("previous", "store", "writer", "context", "config")  # parameters the function may declare
 # the entrypoints open in this process (a collected one is no longer): the task graphs close with the last
 _open: weakref.WeakSet[Entrypoint[Any]] = weakref.WeakSet()
-
-
-@dataclass(frozen=True, slots=True)
-class Final:
-    """What an entrypoint returns to give its caller one value and keep another for its next run.
-
-    Attributes:
-        value: what `invoke` returns (the run's state).
-        save: what the next run on the thread receives as `previous`.
-    """
-
-    value: Any
-    save: Any
 
 
 class _Call:
@@ -100,30 +86,6 @@ def _vertex(fn: Callable[..., Any]) -> Callable[..., Any]:
 def _mode(mode: Modes, run: dict[str, Any]) -> Modes:
     """An entrypoint's stream mode: "updates" unless `mode=` or LangGraph's `stream_mode=` says."""
     return mode if mode is not None or run.get("stream_mode") is not None else "updates"
-
-
-def _input(value: Any) -> dict[str, Any]:
-    return {"input": value}
-
-
-def _returned(state: Any) -> Any:
-    """What the record shows: the function's last return value (None before it returned once)."""
-    return state.get("output") if isinstance(state, Mapping) else None
-
-
-def _asked(state: Any) -> Any:
-    return state.get("input") if isinstance(state, Mapping) else None
-
-
-def _written(value: Any) -> dict[str, Any]:
-    """The update that makes `value` the thread's return value and its next `previous`."""
-    if isinstance(value, Final):
-        return {"output": value.value, "save": value.save}
-    return {"output": value, "save": value}
-
-
-FACE = Face(given=_input, shown=_returned, asked=_asked, written=_written)
-"""How an entrypoint's graph is seen: its record `{"input", "output", "save"}` shows the return value."""
 
 
 class EntrypointHandle(Generic[T]):
@@ -257,7 +219,7 @@ class Entrypoint(Generic[T]):
         The vertex's state is the function's input, and what the function returns
         is the vertex's update (as a LangGraph node's).
         """
-        options.setdefault("input", _input)
+        options.setdefault("input", FACE.given)
         options.setdefault("output", _as_update)
         return self.builder, options
 

@@ -17,7 +17,7 @@ import inspect
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator
 from typing import Any, Generic, TypeVar
 
 from actorgraph._actors.reaper import Reaping, settle, when_collected
@@ -29,7 +29,7 @@ from actorgraph._model.errors import ConfigError
 from actorgraph._model.policy import CachePolicy, RetryPolicy
 from actorgraph._model.records import END, START
 from actorgraph._model.results import RunResult
-from actorgraph._model.spec import Face
+from actorgraph.func._faces import CALL
 
 __all__ = ["TaskFunction", "TaskFuture", "close_task_graphs", "quiet_compile", "task"]
 
@@ -223,23 +223,6 @@ def _name_of(fn: Any) -> str | None:
     """A function's name, a `functools.partial`'s included (its function's)."""
     name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", None)
     return str(name) if name else None
-
-
-def _arguments(state: Any) -> Any:
-    """A call's arguments as LangGraph's `tasks` stream shows them: `(args, kwargs)`."""
-    if not isinstance(state, Mapping):
-        return None
-    return tuple(state.get("args") or ()), dict(state.get("kwargs") or {})
-
-
-CALL = Face(
-    given=lambda call: call,
-    shown=lambda state: state.get("value") if isinstance(state, Mapping) else None,
-    asked=_arguments,
-    written=lambda value: {"value": value},
-    call=True,
-)
-"""How a task call's run is seen: its record `{"args", "kwargs"}`, then `{"value"}`, shows the value."""
 
 
 def _call_of(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:

@@ -55,7 +55,15 @@ def main() -> None:
             done = essay.invoke(Command(resume="ok"), thread_id="essay-1")  # days later, any process
             print(f"{done.status}: {done.state.splitlines()[0]}")
             print(f"calls after the answer: {calls}")  # the tasks did not run again
-        # --8<-- [end:run]
+            # --8<-- [end:run]
+
+            # --8<-- [start:stream]
+            for update in essay.stream("tests", thread_id="essay-2"):  # "updates", as LangGraph's
+                print(list(update))  # each task call as it finishes, then the question
+            for update in essay.stream(Command(resume="ok"), thread_id="essay-2"):
+                print(list(update))  # the function's return value
+            print(essay.get_state("essay-2").state.splitlines()[0])  # the thread's state: the value
+            # --8<-- [end:stream]
         checkpointer.close()
 
 

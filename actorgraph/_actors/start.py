@@ -25,7 +25,7 @@ from actorgraph._engine.task import TaskEnv
 from actorgraph._model.errors import ActorGraphError, AlreadyAnsweredError, ThreadNotFoundError
 from actorgraph._model.records import UNSET, Interrupt
 from actorgraph._model.runs import Claim, RunRequest
-from actorgraph._model.spec import FACE_KEY
+from actorgraph._model.spec import FACE_KEY, GraphSpec
 from actorgraph.checkpoint._load import Loaded, answer_aad, claims_of, load
 from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
 
@@ -50,11 +50,8 @@ def build_run(launch: Launch) -> Run:
         return Run(workers, _setup(launch, plan, _env(request, prefix), None), launch)
     thread_id = request.thread_id
     loaded, head = _read(store, thread_id, order)
-    face = workers.spec.face
-    if loaded is None and face is not None and not request.namespace:  # a new entrypoint's thread
-        store.set_metadata(thread_id, {FACE_KEY: face.name})  # so readers without the graph show it so
-    ids, checkpoints = lookups(loaded, order.input)
-    earlier = _earlier(store, thread_id, ids, checkpoints)
+    _label(store, thread_id, workers.spec, request, begun=loaded is None)
+    earlier = _earlier(store, thread_id, *lookups(loaded, order.input))
     plan = plan_run(
         workers.spec,
         request,
@@ -118,6 +115,12 @@ def _read(store: Checkpointer, thread_id: str, order: RunOrder) -> tuple[Loaded 
         current = store.get(thread_id)
         head = current.checkpoint_id if current is not None else None
     return loaded, head
+
+
+def _label(store: Checkpointer, thread_id: str, spec: GraphSpec, request: RunRequest, *, begun: bool) -> None:
+    """A thread an entrypoint's run begins says so in its labels, so readers without the graph show it so."""
+    if begun and spec.face is not None and not request.namespace:  # a task call's: labelled by its caller
+        store.set_metadata(thread_id, {FACE_KEY: spec.face.name})
 
 
 def _earlier(store: Checkpointer, thread_id: str, ids: list[str], checkpoints: list[str]) -> dict[str, Claim]:

@@ -141,23 +141,23 @@ def compiled_with_store() -> ag.CompiledGraph[State]:
 
 
 @task
-def draft(topic: str) -> str:
+def draft_task(topic: str) -> str:
     return f"a draft about {topic}"
 
 
 def _review(topic: str) -> dict[str, Any]:
     """The functional API guide's review loop: a task writes the draft, a person approves it."""
-    text = draft(topic).result()
+    text = draft_task(topic).result()
     verdict = ag.interrupt({"review": text})
     return {"text": text, "verdict": verdict}
 
 
-def review() -> Entrypoint[dict[str, Any]]:
+def reviewed() -> Entrypoint[dict[str, Any]]:
     """An entrypoint without a store: `--db` (or the default) chooses it."""
     return entrypoint()(_review)
 
 
-def review_with_store() -> Entrypoint[dict[str, Any]]:
+def reviewed_with_store() -> Entrypoint[dict[str, Any]]:
     """An entrypoint with its own store (`$CLI_TEST_DIR/own_review.db`)."""
     return entrypoint(checkpointer=SqliteCheckpointer(_dir() / "own_review.db"), name="review")(_review)
 

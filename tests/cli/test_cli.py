@@ -339,7 +339,7 @@ def test_a_compiled_graph_brings_its_store_or_is_refused(sh: Shell) -> None:
 @pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
 def test_an_entrypoint_s_thread_shows_its_return_value_never_its_record(sh: Shell) -> None:
     """Issue 37, item 7: run, show (the store alone, or with -g) and answer an `@entrypoint`'s thread."""
-    paused = sh.json("run", "cli_graphs:review", "--thread", "r1", "--input", '"actors"', code=3)
+    paused = sh.json("run", "cli_graphs:reviewed", "--thread", "r1", "--input", '"actors"', code=3)
     assert paused["state"] is None  # nothing returned yet
     assert [i["value"] for i in paused["interrupts"]] == [{"review": "a draft about actors"}]
     assert sh.json("show", "r1")["state"] is None
@@ -347,7 +347,7 @@ def test_an_entrypoint_s_thread_shows_its_return_value_never_its_record(sh: Shel
     assert sh.json("answer", "r1", '"ok"')["state"] == value  # the graph recorded by run
     for shown in (
         sh.json("show", "r1", "--history"),
-        sh.json("show", "r1", "--history", "-g", "cli_graphs:review"),
+        sh.json("show", "r1", "--history", "-g", "cli_graphs:reviewed"),
     ):
         assert shown["state"] == value
         assert [past["state"] for past in shown["history"]] == [value, None]
@@ -358,10 +358,10 @@ def test_an_entrypoint_s_thread_shows_its_return_value_never_its_record(sh: Shel
 
 @pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
 def test_an_entrypoint_with_its_own_store_is_answered_with_its_name(sh: Shell) -> None:
-    paused = sh.json("run", "cli_graphs:review_with_store", "--thread", "r2", "--input", '"x"', code=3)
-    assert paused["commands"] == ["actorgraph answer r2 VALUE -g cli_graphs:review_with_store"]
+    paused = sh.json("run", "cli_graphs:reviewed_with_store", "--thread", "r2", "--input", '"x"', code=3)
+    assert paused["commands"] == ["actorgraph answer r2 VALUE -g cli_graphs:reviewed_with_store"]
     assert not (sh.home / "actorgraph.db").exists()
-    done = sh.json("answer", "r2", '"no"', "-g", "cli_graphs:review_with_store")
+    done = sh.json("answer", "r2", '"no"', "-g", "cli_graphs:reviewed_with_store")
     assert done["state"] == {"text": "a draft about x", "verdict": "no"}
     assert sh.json("show", "r2", "--db", "own_review.db")["state"] == done["state"]
 

@@ -12,10 +12,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any, TypedDict
 
+import pytest
+
 from actorgraph import END, START, Command, Graph, StreamWriter, get_stream_writer, interrupt
 from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.func import entrypoint, task
 from actorgraph.func._task import close_task_graphs
+
+ON_THREADS = pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
 
 
 def test_an_entrypoint_is_given_a_writer_as_langgraph_injects_it() -> None:
@@ -46,6 +50,7 @@ def call_tool(x: int) -> int:
     return x + 1
 
 
+@ON_THREADS
 def test_a_task_s_get_stream_writer_streams_as_the_entrypoint_s() -> None:
     @entrypoint(checkpointer=MemoryCheckpointer())
     def workflow(numbers: list[int]) -> list[int]:
@@ -116,6 +121,7 @@ def feedback_graph() -> Any:
     return graph
 
 
+@ON_THREADS
 def test_the_human_in_the_loop_guide_streams_each_task_then_the_question_then_the_rest() -> None:
     graph = feedback_graph()
     config = {"configurable": {"thread_id": "1"}}
@@ -135,6 +141,7 @@ def test_the_human_in_the_loop_guide_streams_each_task_then_the_question_then_th
         assert [past.state for past in graph.get_history("1")] == ["foo bar baz qux", None]
 
 
+@ON_THREADS
 def test_the_human_in_the_loop_guide_streamed_async_with_subgraphs_and_values() -> None:
     """`astream`, `subgraphs=True` (the task calls are the entrypoint's tasks: `()`), and `values`."""
     graph = feedback_graph()
@@ -188,6 +195,7 @@ def test_the_final_guide_returns_one_value_and_saves_another() -> None:
         assert my_workflow.invoke(7, config).state == 100
 
 
+@ON_THREADS
 def test_the_short_term_memory_guide_reads_previous_and_the_thread_s_state() -> None:
     checkpointer = MemoryCheckpointer()
 
@@ -240,6 +248,7 @@ def node(state: XState) -> dict[str, int]:
     return {"x": double(state["x"]).result()}
 
 
+@pytest.mark.threads_only("a vertex whose code calls a task is refused on Ray")
 def test_a_task_called_in_a_graph_s_vertex_is_one_of_its_tasks() -> None:
     try:
         with one_vertex("node", node).compile() as graph:
@@ -252,6 +261,7 @@ def test_a_task_called_in_a_graph_s_vertex_is_one_of_its_tasks() -> None:
         close_task_graphs()  # with no entrypoint open, a task's actors go when its function does
 
 
+@ON_THREADS
 def test_an_entrypoint_as_a_vertex_streams_its_tasks_and_value_in_its_namespace() -> None:
     @entrypoint()
     def inner(state: XState) -> XState:
@@ -271,6 +281,7 @@ def test_an_entrypoint_as_a_vertex_streams_its_tasks_and_value_in_its_namespace(
     ]
 
 
+@ON_THREADS
 def test_a_graph_invoked_in_an_entrypoint_streams_with_subgraphs_only() -> None:
     with one_vertex("node", node).compile() as graph:
 

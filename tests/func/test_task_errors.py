@@ -49,6 +49,7 @@ def _run(flow: Any, how: str) -> None:
         asyncio.run(flow.ainvoke({}, thread_id=how))
 
 
+@pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
 @pytest.mark.parametrize("how", ["invoke", "start", "ainvoke"])
 def test_a_failing_task_raises_a_vertex_error_whose_cause_is_its_exception(looks_up: Any, how: str) -> None:
     with pytest.raises(ag.VertexError) as caught:

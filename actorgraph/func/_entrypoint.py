@@ -135,7 +135,8 @@ class Entrypoint(Generic[T]):
         """Run the function (or continue it: `None`, `Command(resume=...)`), as `CompiledGraph.invoke`.
 
         Returns:
-            The run's result; its `state` is the function's return value (None while paused).
+            The run's result; its `state` is the function's return value (while paused, the
+            thread's, as `get_state` shows it: the last run's, None before the first returned).
 
         Raises:
             ResumeError: the function now calls its tasks in another order or with other

@@ -255,3 +255,19 @@ def test_a_pause_waits_for_the_tasks_still_running_so_the_resume_finds_their_res
         assert paused.status == "interrupted"
         assert flow.invoke(ag.Command(resume=10), thread_id="t").state == 12
     assert runs["slow"] == 1
+
+
+def test_a_paused_run_s_state_is_the_thread_s_value_as_get_state_shows_it() -> None:
+    """While paused, `RunResult.state` is the thread's value: the last run's return value, as LangGraph's."""
+
+    @entrypoint(checkpointer=MemoryCheckpointer())
+    def gated(n: int) -> int:
+        return n if n < 10 else n + ag.interrupt("large?")
+
+    with gated:
+        assert gated.invoke(20, thread_id="g").state is None  # nothing returned yet on the thread
+        assert gated.invoke(ag.Command(resume=1), thread_id="g").state == 21
+        paused = gated.invoke(30, thread_id="g")
+        assert (paused.status, paused.state) == ("interrupted", 21)
+        assert gated.get_state("g").state == 21
+        assert gated.invoke(ag.Command(resume=2), thread_id="g").state == 32

@@ -20,7 +20,7 @@ Not ported, for features we lack: `get_input_jsonschema` / `get_output_jsonschem
 test_entrypoint_output_schema_with_return_and_save), `TaskFuture.cancel`
 (test_pregel_async.py::test_imp_task_cancel), `RunControl.request_drain`
 (test_request_drain_allows_inflight_call_scheduling), injected `writer` /
-`StreamWriter` in a task (the writer half of test_overriding_injectable_args_with_tasks),
+`StreamWriter` (the writer half of test_overriding_injectable_args_with_tasks),
 `@entrypoint(timeout=...)` (test_retry.py::test_entrypoint_timeout_e2e,
 test_entrypoint_timeout_allows_pre_timeout_child_task_to_run), the exact
 `debug` payloads of test_falsy_return_from_task (its behaviour is ported),

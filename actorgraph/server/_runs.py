@@ -43,7 +43,7 @@ async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Se
     served = server.assistant(body.assistant_id)
     stateless = "thread_id" not in request.path_params
     thread_id = new_id() if stateless else check_id(request.path_params["thread_id"], "thread_id")
-    run_input(served, body)  # options that do not fit the graph are refused before anything is written
+    run_input(body)  # options that do not fit the graph are refused before anything is written
     run_keywords(served, body, thread_id)
     run_id = new_id()
     if here:  # the taker may take it before this request comes back: it knows whose it is

@@ -6,8 +6,10 @@ Run it: python examples/functional.py
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 
+import actorgraph.worker
 from actorgraph import Command, interrupt
 from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.func import entrypoint, task
@@ -64,6 +66,19 @@ def main() -> None:
                 print(list(update))  # the function's return value
             print(essay.get_state("essay-2").state.splitlines()[0])  # the thread's state: the value
             # --8<-- [end:stream]
+
+            stop = threading.Event()  # a worker, here a thread; in production: actorgraph worker
+            worker = threading.Thread(target=actorgraph.worker.run, args=(essay,), kwargs={"stop": stop})
+            worker.start()
+            # --8<-- [start:workers]
+            handle = essay.submit("queues", thread_id="essay-3")  # queued: a worker runs it
+            handle.wait(timeout=30)  # "done" once the worker stopped it: here, at the question
+            answer = essay.submit(Command(resume="ok"), thread_id="essay-3")  # claimed here and now
+            answer.wait(timeout=30)  # the worker runs the function on; finished calls return their records
+            print(f"essay-3: {essay.get_state('essay-3').status}, {calls}")
+            # --8<-- [end:workers]
+            stop.set()
+            worker.join()
         checkpointer.close()
 
 

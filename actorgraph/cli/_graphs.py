@@ -23,7 +23,7 @@ from actorgraph.cli._options import (
     output_options,
     store_options,
 )
-from actorgraph.cli._target import find
+from actorgraph.cli._target import alone, find
 from actorgraph.cli._thread import checked_thread
 from actorgraph.draw import render_with_dot
 
@@ -48,9 +48,7 @@ def _compiled(target: str, thread: str | None, store: StoreChoice) -> Iterator[C
             app.get_state(thread)  # an unknown thread is an error, not a picture without colours
             yield app
         return
-    found = find(target, entrypoints=True)
-    app = found if isinstance(found, CompiledGraph) else found.compile()
-    with app:
+    with alone(find(target)) as app:
         yield app
 
 
@@ -102,8 +100,7 @@ def _check(target: str) -> tuple[CompiledGraph[Any], list[str]]:
     """TARGET found and compiled, and the warnings compiling it gave."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        found = find(target, entrypoints=True)
-        app = found if isinstance(found, CompiledGraph) else found.compile()
+        app = alone(find(target))
     return app, [str(w.message) for w in caught]
 
 

@@ -13,6 +13,8 @@ from actorgraph.checkpoint import Checkpointer
 from actorgraph.cli._exits import CommandError
 from actorgraph.cli._options import StoreChoice
 from actorgraph.cli._target import find
+from actorgraph.func import Entrypoint
+from actorgraph.func._entrypoint import compiled_on
 
 __all__ = ["close_quickly", "open_store", "opened"]
 
@@ -21,11 +23,20 @@ __all__ = ["close_quickly", "open_store", "opened"]
 def opened(target: str, store: StoreChoice, *, readonly: bool = False) -> Iterator[CompiledGraph[Any]]:
     """TARGET compiled on the chosen store, or with its own checkpointer if it is a compiled graph.
 
+    An `@entrypoint` is compiled on the store `--db`/`--dsn` name, as a graph is;
+    without them, on its own checkpointer if it has one, else on the default store.
+
     Raises:
         CommandError: a compiled graph without a checkpointer, or one given --db/--dsn.
     """
-    found = find(target, entrypoints=True)
+    found = find(target)
     with ExitStack() as stack:
+        if isinstance(found, Entrypoint):
+            own = found.graph.checkpointer
+            if own is None or store.given:
+                own = stack.enter_context(open_store(store, readonly=readonly))
+            yield stack.enter_context(compiled_on(found, own))
+            return
         if isinstance(found, CompiledGraph):
             stack.callback(found.close)
             yield _own_store(found, target, store)

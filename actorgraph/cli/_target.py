@@ -17,17 +17,17 @@ from actorgraph.cli._exits import CommandError
 from actorgraph.cli._options import allowed_modules
 from actorgraph.func import Entrypoint
 
-__all__ = ["find"]
+__all__ = ["Found", "alone", "find"]
 
 _FORMS = "a YAML file (flow.yaml), package.module:graph or path/to/file.py:graph"
 
+Found = Graph[Any] | CompiledGraph[Any] | Entrypoint[Any]
+"""What TARGET names: a graph, a compiled graph, or an `@entrypoint` (whose graph shows the
+function's return value as the thread's state; see `opened` for the store it runs on)."""
 
-def find(target: str, *, entrypoints: bool = False) -> Graph[Any] | CompiledGraph[Any]:
-    """The graph TARGET names (a function there that takes no arguments is called for it).
 
-    With `entrypoints`, an `@entrypoint` is taken too: its graph (which shows the
-    function's return value as the thread's state), compiled with its own
-    checkpointer if it has one, else as a `Graph` (compiled on the store).
+def find(target: str) -> Found:
+    """The graph or the `@entrypoint` TARGET names (a function there taking no arguments is called for it).
 
     Raises:
         CommandError: TARGET names nothing (exit 2), or its code fails (exit 1).
@@ -40,7 +40,7 @@ def find(target: str, *, entrypoints: bool = False) -> Graph[Any] | CompiledGrap
         raise CommandError(f"TARGET {target!r} names no graph; give {_FORMS}")
     is_file = where.endswith(".py") or "/" in where or os.sep in where
     module = _import_file(Path(where)) if is_file else _import_module(where)
-    return _graph_of(_attribute(module, attribute, where), target, entrypoints=entrypoints)
+    return _graph_of(_attribute(module, attribute, where), target)
 
 
 def _from_yaml(path: Path) -> Graph[Any]:
@@ -95,26 +95,32 @@ def _attribute(module: ModuleType, attribute: str, where: str) -> Any:
         try:
             value = getattr(value, part)
         except AttributeError:
-            graphs = [n for n, v in vars(module).items() if isinstance(v, Graph | CompiledGraph)]
+            graphs = [n for n, v in vars(module).items() if isinstance(v, Graph | CompiledGraph | Entrypoint)]
             listed = f"; the graphs in it: {', '.join(sorted(graphs))}" if graphs else ""
             raise CommandError(f"{where!r} has no attribute {attribute!r}{listed}") from None
     return value
 
 
-def _graph_of(value: Any, target: str, *, entrypoints: bool) -> Graph[Any] | CompiledGraph[Any]:
+def _graph_of(value: Any, target: str) -> Found:
     if inspect.isfunction(value):
         try:
             value = value()
         except Exception as exc:
             raise _failed(f"calling {target}()", exc) from exc
-    if isinstance(value, Graph | CompiledGraph):
+    if isinstance(value, Graph | CompiledGraph | Entrypoint):
         return value
-    if entrypoints and isinstance(value, Entrypoint):
-        return value.graph if value.graph.checkpointer is not None else value.builder
     kind = type(value).__name__
     raise CommandError(
-        f"{target} is not a Graph or a CompiledGraph (nor a function returning one): it is {kind}"
+        f"{target} is not a Graph, a CompiledGraph or an @entrypoint (nor a function returning one): "
+        f"it is {kind}"
     )
+
+
+def alone(found: Found) -> CompiledGraph[Any]:
+    """What TARGET names, compiled without a store (an entrypoint's or a compiled graph's own, if any)."""
+    if isinstance(found, Entrypoint):
+        return found.graph
+    return found if isinstance(found, CompiledGraph) else found.compile()
 
 
 def _failed(what: str, exc: Exception) -> CommandError:

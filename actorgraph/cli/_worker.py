@@ -14,8 +14,9 @@ from actorgraph.cli._exits import CommandError, guarded
 from actorgraph.cli._logs import log_format_option, log_to_stderr
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
 from actorgraph.cli._outcome import Next, tell_done
-from actorgraph.cli._target import find
+from actorgraph.cli._target import Found, find
 from actorgraph.cli._thread import GRAPH_KEY, recorded_form
+from actorgraph.func import Entrypoint
 
 __all__ = ["queued_answer", "worker"]
 
@@ -97,7 +98,7 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
     graph = find(target)
     stderr.print(f"worker {named} takes the queued runs of {target}", highlight=False, markup=False)
     dsn, db = (store.dsn, None) if store.dsn else (None, store.db)
-    if isinstance(graph, actorgraph.CompiledGraph) and not store.given:
+    if not store.given and _has_own_store(graph):
         dsn, db = None, None  # its own checkpointer
     finished = actorgraph.worker.run(
         graph,
@@ -110,6 +111,13 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
     )
     stderr.print(f"worker {named} stopped after finishing {finished} runs", highlight=False, markup=False)
     return DONE
+
+
+def _has_own_store(found: Found) -> bool:
+    """A compiled graph keeps its own checkpointer; an entrypoint too, unless --db/--dsn name one."""
+    if isinstance(found, Entrypoint):
+        return found.graph.checkpointer is not None
+    return isinstance(found, actorgraph.CompiledGraph)
 
 
 def _server_runs(  # noqa: PLR0913 - the graphs, their store, and the worker's bounds

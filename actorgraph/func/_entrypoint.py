@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._api.compiled import CompiledGraph
 from actorgraph._api.graph import Graph
+from actorgraph._api.queued import Submitted
 from actorgraph._api.request import LIVE_DEFAULT, live_seconds
 from actorgraph._engine.context import Context
 from actorgraph._model.errors import ConfigError, RecordedError, ResumeError, ThreadNotFoundError, VertexError
@@ -27,7 +28,7 @@ from actorgraph._model.results import RunResult, Snapshot
 from actorgraph.func._faces import FACE, Final
 from actorgraph.func._task import close_task_graphs, quiet_compile
 
-__all__ = ["Entrypoint", "entrypoint", "release_task_graphs"]
+__all__ = ["Entrypoint", "compiled_on", "entrypoint", "release_task_graphs"]
 
 T = TypeVar("T")
 Modes = str | Sequence[str] | None
@@ -119,12 +120,24 @@ class Entrypoint(Generic[T]):
 
     final = Final
 
-    def __init__(self, fn: Callable[..., Any], graph: CompiledGraph[Any], builder: Graph[Any]) -> None:
-        """Wrap `fn` and the graph that runs it (use `@entrypoint(...)`)."""
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        graph: CompiledGraph[Any],
+        builder: Graph[Any],
+        *,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Wrap `fn` and the graph that runs it (use `@entrypoint(...)`).
+
+        `options` are the compile options it was made with (its `store`, `cache`,
+        `live_interrupts`), kept to compile it on another checkpointer (a worker's).
+        """
         self.fn = fn
         self.graph = graph
         self.builder = builder
         self.name = graph.name
+        self.options: Mapping[str, Any] = dict(options or {})
         _open.add(self)
         self._closed = False
 
@@ -152,6 +165,29 @@ class Entrypoint(Generic[T]):
     def start(self, input: Any, **run: Any) -> EntrypointHandle[T]:  # noqa: A002 - LangGraph's name for it
         """Start a run and return its handle at once; `handle.result()` is what `invoke` returns."""
         return EntrypointHandle(self.graph.start(input, **run))
+
+    def submit(self, input: Any, *, thread_id: str, answered_by: str | None = None) -> Submitted:  # noqa: A002 - invoke's name for it
+        """Queue a run for the workers (`actorgraph worker module:entrypoint`), as `CompiledGraph.submit`.
+
+        `input`: the function's input, None (continue the thread) or `Command(resume=...)`
+        (the answer is claimed now, as `invoke` claims it; the worker runs the function on).
+        The thread's state is the return value once a worker ran it (`get_state`, `handle.wait()`).
+
+        Raises:
+            ConfigError: the entrypoint has no checkpointer that workers can share
+                (`@entrypoint(checkpointer=PostgresCheckpointer(dsn))` or a `SqliteCheckpointer`).
+            AlreadyAnsweredError: another answer to the question was claimed first.
+            ResumeError: nothing waits for the answer, or it is ambiguous.
+            CheckpointError: the thread has a run queued or running already (wait for it first).
+        """
+        if self.graph.checkpointer is None:
+            msg = (
+                f"entrypoint {self.name!r} has no checkpointer, so no worker could take its runs: "
+                "@entrypoint(checkpointer=PostgresCheckpointer(dsn)), or a SqliteCheckpointer(path) "
+                "for workers on one machine"
+            )
+            raise ConfigError(msg)
+        return self.graph.submit(input, thread_id=thread_id, answered_by=answered_by)
 
     def stream(self, input: Any, config: Any = None, *, mode: Modes = None, **run: Any) -> Iterator[Any]:  # noqa: A002
         """Stream the run as `CompiledGraph.stream` does (default `"updates"`, or `stream_mode=`)."""
@@ -246,6 +282,15 @@ class Entrypoint(Generic[T]):
         self.close()
 
 
+def compiled_on(entry: Entrypoint[Any], checkpointer: Any) -> CompiledGraph[Any]:
+    """The entrypoint's graph compiled anew on `checkpointer`, with the options it was made with.
+
+    What runs an entrypoint on a store chosen elsewhere (`actorgraph worker TARGET
+    --dsn`, the command line's `--db`) compiles; the caller closes it.
+    """
+    return quiet_compile(entry.builder, checkpointer, **entry.options)
+
+
 def release_task_graphs() -> None:
     """Close the tasks' graphs unless an entrypoint is open in this process (they go with the last).
 
@@ -326,4 +371,4 @@ class entrypoint:  # noqa: N801 - LangGraph's name for the decorator
         g.add_edge(START, name)
         g.add_edge(name, END)
         options = {k: v for k, v in self.options.items() if v is not None or k == "live_interrupts"}
-        return Entrypoint(fn, quiet_compile(g, self.checkpointer, **options), g)
+        return Entrypoint(fn, quiet_compile(g, self.checkpointer, **options), g, options=options)

@@ -1,4 +1,4 @@
-"""Workers that run queued runs: `CompiledGraph.submit` queues, `actorgraph.worker.run` finishes.
+"""Workers that run queued runs: `CompiledGraph.submit` (or `Entrypoint.submit`) queues, `run` finishes.
 
 ```python
 import actorgraph.worker
@@ -58,8 +58,10 @@ def run(  # noqa: PLR0913 - the target, its store and the worker's bounds, all k
 
     Args:
         target: a `Graph` (compiled here on the store), a `CompiledGraph` with its
-            own SQL checkpointer, a function returning one, or TARGET text as the
-            command line takes it (`flow.yaml`, `package.module:graph`, `file.py:graph`).
+            own SQL checkpointer, an `@entrypoint` (compiled here on the store if one
+            is given, else on its own checkpointer), a function returning one, or TARGET
+            text as the command line takes it (`flow.yaml`, `package.module:graph`,
+            `file.py:graph`).
         dsn: the PostgreSQL database the workers share (workers on any machines).
         db: the SQLite file the workers share (workers on one machine).
         concurrency: how many runs this worker runs at once.

@@ -1,4 +1,4 @@
-"""The graph a worker runs: a `Graph`, a `CompiledGraph`, or TARGET text as the command line reads it."""
+"""What a worker runs: a `Graph`, a `CompiledGraph`, an `@entrypoint`, or TARGET text as the CLI reads it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from typing import Any
 
 from actorgraph import CompiledGraph, ConfigError, Graph, load
 from actorgraph.checkpoint import Checkpointer
+from actorgraph.func import Entrypoint
+from actorgraph.func._entrypoint import compiled_on
 
 __all__ = ["Target", "compiled_on_store", "open_store"]
 
-Target = str | Graph[Any] | CompiledGraph[Any] | Callable[[], Graph[Any] | CompiledGraph[Any]]
-"""What a worker runs: a graph, a compiled graph with its own SQL store, a function returning one,
-or TARGET text (`flow.yaml`, `package.module:graph`, `path/to/file.py:graph`)."""
+Runnable = Graph[Any] | CompiledGraph[Any] | Entrypoint[Any]
+Target = str | Runnable | Callable[[], Runnable]
+"""What a worker runs: a graph, a compiled graph with its own SQL store, an `@entrypoint`, a function
+returning one of them, or TARGET text (`flow.yaml`, `package.module:graph`, `path/to/file.py:graph`)."""
 
 _FORMS = "a YAML file (flow.yaml), package.module:graph or path/to/file.py:graph"
 
@@ -61,13 +64,16 @@ def _found(target: str) -> Any:
     return value
 
 
-def _graph(target: Target) -> Graph[Any] | CompiledGraph[Any]:
+def _graph(target: Target) -> Runnable:
     value: Any = _found(target) if isinstance(target, str) else target
-    if callable(value) and not isinstance(value, Graph | CompiledGraph):
+    if callable(value) and not isinstance(value, Graph | CompiledGraph | Entrypoint):
         value = value()
-    if not isinstance(value, Graph | CompiledGraph):
+    if not isinstance(value, Graph | CompiledGraph | Entrypoint):
         kind = type(value).__name__
-        msg = f"a worker runs a Graph or a CompiledGraph (or a function returning one), not {kind}"
+        msg = (
+            f"a worker runs a Graph, a CompiledGraph or an @entrypoint (or a function returning one), "
+            f"not {kind}"
+        )
         raise ConfigError(msg)
     return value
 
@@ -93,15 +99,39 @@ def open_store(dsn: str | None, db: str | None) -> Checkpointer:
     return SqliteCheckpointer(str(db))
 
 
+def _entrypoint_store(
+    stack: ExitStack, entry: Entrypoint[Any], dsn: str | None, db: str | None
+) -> Checkpointer:
+    """The store an entrypoint's runs are taken from: `dsn`/`db` (closed with `stack`), else its own."""
+    if dsn is not None or db is not None:
+        store = open_store(dsn, db)
+        stack.callback(store.close)
+        return store
+    if entry.graph.checkpointer is None:
+        msg = (
+            f"entrypoint {entry.name!r} has no checkpointer: give the store its runs are queued in "
+            "(dsn='postgresql://...' or db=PATH)"
+        )
+        raise ConfigError(msg)
+    return entry.graph.checkpointer
+
+
 @contextmanager
 def compiled_on_store(target: Target, dsn: str | None, db: str | None) -> Iterator[CompiledGraph[Any]]:
     """TARGET compiled on the chosen store (or with its own SQL checkpointer), closed afterwards.
 
+    A `Graph` is compiled on the store `dsn`/`db` name, and so is an `@entrypoint`
+    (without them, on its own checkpointer); a `CompiledGraph` keeps its own.
+
     Raises:
-        ConfigError: TARGET names no graph, or a compiled graph without a SQL store is given one.
+        ConfigError: TARGET names no graph, a compiled graph with its own store is given
+            one, or neither it nor an entrypoint without one has a store.
     """
     graph = _graph(target)
     with ExitStack() as stack:
+        if isinstance(graph, Entrypoint):
+            yield stack.enter_context(compiled_on(graph, _entrypoint_store(stack, graph, dsn, db)))
+            return
         if isinstance(graph, CompiledGraph):
             stack.callback(graph.close)
             if dsn is not None or db is not None:

@@ -21,6 +21,7 @@ import pytest
 from cli_shell import ANSI, TESTS, TIMEOUT, Shell
 from config_cases import BROKEN
 
+from actorgraph.checkpoint import SqliteCheckpointer
 from actorgraph.cli import main
 
 pytestmark = pytest.mark.slow  # every command a new process
@@ -301,7 +302,7 @@ def test_draw_renders_svg_and_png_with_graphviz(sh: Shell) -> None:
     [
         ("no_such_module:graph", 2, "error: no module 'no_such_module' (no module named 'no_such_module')"),
         ("cli_graphs:nope", 2, "error: 'cli_graphs' has no attribute 'nope'; the graphs in it: approval,"),
-        ("cli_graphs:not_a_graph", 2, "is not a Graph or a CompiledGraph (nor a function returning one)"),
+        ("cli_graphs:not_a_graph", 2, "is not a Graph, a CompiledGraph or an @entrypoint (nor a function"),
         ("cli_graphs:no_start", 1, "error: invalid graph: no edge leaves START; add_edge(START, "),
         ("missing.py:graph", 2, "error: no Python file 'missing.py': it does not exist or is not a file"),
         ("cli_graphs", 2, "error: TARGET 'cli_graphs' names no graph; give a YAML file (flow.yaml)"),
@@ -364,6 +365,19 @@ def test_an_entrypoint_with_its_own_store_is_answered_with_its_name(sh: Shell) -
     done = sh.json("answer", "r2", '"no"', "-g", "cli_graphs:reviewed_with_store")
     assert done["state"] == {"text": "a draft about x", "verdict": "no"}
     assert sh.json("show", "r2", "--db", "own_review.db")["state"] == done["state"]
+
+
+@pytest.mark.threads_only("an entrypoint whose function calls a task is refused on Ray")
+def test_an_entrypoint_with_its_own_store_runs_on_the_store_db_names(sh: Shell) -> None:
+    """Issue 37, item 8: --db/--dsn choose an entrypoint's store, as a graph's (and a worker's)."""
+    sh.json(
+        "run", "cli_graphs:reviewed_with_store", "--thread", "r3", "--input", '"x"', "--db", "x.db", code=3
+    )
+    with SqliteCheckpointer(sh.home / "own_review.db") as own:  # made (empty) when the entrypoint was
+        assert own.get("r3") is None
+    done = sh.json("answer", "r3", '"ok"', "--db", "x.db")  # the graph recorded by run
+    assert done["state"] == {"text": "a draft about x", "verdict": "ok"}
+    assert sh.json("show", "r3", "--db", "x.db")["state"] == done["state"]
 
 
 # -- usage errors ------------------------------------------------------------------------------------

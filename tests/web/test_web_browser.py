@@ -218,8 +218,13 @@ def test_a_choice_clicked_in_the_inbox_finishes_the_run_and_the_picture_turns_gr
     assert posted.value.status == 303
     expect(page.locator("#status")).to_have_text("done", timeout=RUN)
     expect(page.get_by_role("button", name="ship")).to_have_count(0)
-    loaded = page.locator("img.graph").evaluate("img => img.complete && img.naturalWidth > 0")
-    assert loaded, "the graph's picture did not load"
+    # The page reloads itself until the run is done and may still be fetching the
+    # picture: wait (bounded) until a loaded picture is there.
+    page.wait_for_function(
+        "() => { const img = document.querySelector('img.graph');"
+        " return img !== null && img.complete && img.naturalWidth > 0; }",
+        timeout=RUN,
+    )
     assert status_of(page.context, server, "release-1.4")["state"]["picked"] == "ship"
     assert web_graphs.runs("publish") == 1
 

@@ -192,12 +192,26 @@ class Dispatcher:
         _local.scheduler = me
         with contextlib.suppress(AttributeError, OSError):  # no per-thread CPU clock: judged by time alone
             me.clock = time.pthread_getcpuclockid(threading.get_ident())
-        while (actor := self._next(me)) is not None:
-            me.actor, me.since = actor, time.monotonic()
-            try:
-                actor.run_slice()
-            finally:
-                me.actor, me.since = None, None
+        while self._slice(me):
+            pass
+
+    def _slice(self, me: _Scheduler) -> bool:
+        """Run a slice of the next ready actor; False when this scheduler ends.
+
+        The actor is this call's local only: a scheduler waiting for work keeps
+        nothing alive (a closed graph's last actor would keep its pools, its
+        vertex functions and whatever they close over, a `@task` made in a
+        function whose graph closes only once it is collected).
+        """
+        actor = self._next(me)
+        if actor is None:
+            return False
+        me.actor, me.since = actor, time.monotonic()
+        try:
+            actor.run_slice()
+        finally:
+            me.actor, me.since = None, None
+        return True
 
     def _next(self, me: _Scheduler) -> PooledActor | None:
         """The next ready actor, waiting to be handed one; None when this scheduler ends."""

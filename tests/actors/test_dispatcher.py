@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -74,6 +76,34 @@ def test_closing_the_last_pooled_graph_ends_the_scheduler_threads(compile_graph:
     while _schedulers() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not _schedulers()
+
+
+class Held:
+    """Something a vertex function closes over (a user's object, a `@task` made in a function)."""
+
+
+def _ran_and_closed() -> Held:
+    """A graph whose vertices close over a `Held`, run and closed: only the caller keeps it."""
+    held = Held()
+
+    def uses(state: dict[str, int]) -> dict[str, int]:
+        assert held is not None
+        return state
+
+    with fan_out(4, uses).compile(actors="pooled") as app:
+        app.invoke({"x": 1})
+    return held
+
+
+def test_an_idle_scheduler_keeps_nothing_of_the_last_actor_it_ran(compile_graph: Compile) -> None:
+    # the schedulers stop the closed graph's actors last, then wait for work: they kept those
+    # actors (their pools, vertex functions and all these close over) alive while the process's
+    # other graphs held them, so a task made in a function was never collected, nor its graph closed
+    keeper = compile_graph(fan_out(2, lambda s: s), actors="pooled")
+    keeper.invoke({"x": 1})  # its claim keeps the schedulers running
+    held = weakref.ref(_ran_and_closed())
+    gc.collect()
+    assert held() is None, "a scheduler thread keeps a closed graph's objects alive"
 
 
 def _schedulers() -> list[str]:

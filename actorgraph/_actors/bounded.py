@@ -75,6 +75,11 @@ class BoundedPool(ABC):
         self._closed = False
         self.bound = vertex.concurrency  # attempts at once (a backend may lower a default it cannot afford)
 
+    @property
+    def closed(self) -> bool:
+        """True once the pool's graph was closed: it takes no more work."""
+        return self._closed
+
     @abstractmethod
     def _used(self) -> int:
         """How many slots are taken now (called with `_lock` held)."""

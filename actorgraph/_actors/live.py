@@ -17,6 +17,13 @@ to run the vertex again: the fallback path. A seat whose question is answered
 without it being taken, or whose answer another process stored (a watcher
 thread looks about once a second), is released: its vertex unwinds and
 reports nothing more.
+
+A seat is released too when its graph closes, or a graph its run is nested in
+(the entrypoint whose `@task` call asked, the graph whose vertex invoked it):
+a task's graph outlives its entrypoint (it serves every entrypoint of the
+process), and its vertex would otherwise hold its actor for the whole wait
+after the run that could answer it is gone. A seat taken as its graph closes
+sees it closed at once (`LiveTurn.wait`), so none outlasts the close.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from actorgraph._actors.attempt_spans import attempt_paused, attempt_resumed
 from actorgraph._engine.context import interrupt_id
@@ -43,13 +50,23 @@ _LOCK = threading.Lock()
 _SEATS: dict[str, _Seat] = {}  # question id -> the vertex waiting for its answer, in this process
 
 
+class Closing(Protocol):
+    """A vertex pool, or a graph's runtime: what a seat ends with."""
+
+    @property
+    def closed(self) -> bool:
+        """True once it was closed."""
+        ...
+
+
 class _Seat:
     """A vertex waiting for the answer to one question."""
 
-    __slots__ = ("adopter", "claimed", "event", "inputs", "owner", "state", "store", "thread_id")
+    __slots__ = ("adopter", "claimed", "enclosing", "event", "inputs", "owner", "state", "store", "thread_id")
 
-    def __init__(self, owner: object, order: Order) -> None:
+    def __init__(self, owner: Closing, order: Order) -> None:
         self.owner = owner  # the vertex pool whose actor waits
+        self.enclosing: tuple[Closing, ...] = order.env.enclosing  # the graphs its run is nested in
         self.inputs = _inputs(order.task)  # the versions its vertex was given
         nest = order.env.nest
         self.store = nest.checkpointer if nest is not None else None  # where another process may answer
@@ -58,6 +75,14 @@ class _Seat:
         self.state = "waiting"  # -> "taken" (an order took it over) or "released"
         self.claimed: float | None = None  # when this process began to claim its answer
         self.adopter: Order | None = None
+
+    def within(self, owner: object) -> bool:
+        """Whether closing `owner` (a vertex pool, a graph's runtime) ends this seat."""
+        return self.owner is owner or any(graph is owner for graph in self.enclosing)
+
+    def orphaned(self) -> bool:
+        """Its graph, or one its run is nested in, was closed: no answer can come to it here."""
+        return self.owner.closed or any(graph.closed for graph in self.enclosing)
 
 
 def eligible(order: Order) -> bool:
@@ -122,8 +147,14 @@ def _inputs(task: Task) -> tuple[str, ...]:
 
 
 def release_all(owner: object) -> None:
-    """Free every vertex waiting in `owner` (its graph is closing): each unwinds at once."""
-    _release(lambda _, seat: seat.owner is owner)
+    """Free every vertex waiting in `owner` (its graph is closing): each unwinds at once.
+
+    `owner` is a vertex pool, or a graph's runtime: then the vertices waiting in
+    runs nested in its tasks (its `@task` calls, the graphs its vertices invoked)
+    unwind, though their own graphs stay open. Call it once `owner` says it is
+    closed (a seat taken after that releases itself).
+    """
+    _release(lambda _, seat: seat.within(owner))
     _WAKE.set()
 
 
@@ -219,6 +250,8 @@ class LiveTurn:
         seat = _Seat(pool, order)
         with _LOCK:
             _SEATS[pending.id] = seat  # before the report: an answer may come right after it
+        if seat.orphaned():  # closed meanwhile, after its seats were released: this one goes too
+            _release(lambda _, other: other is seat)
         _watch(seat)
         pool.leave(order, actor)
         attempt_paused(paused)  # its span ends with the question

@@ -63,6 +63,7 @@ class ChildCall:
         owner: for a stateful subgraph's run, the parent's task it serves (see `RunOrder.owner`).
         refused: why the task may not run its subgraph (a stateful one given two tasks at once).
         past: for a stateful subgraph's run, where the parent's task stands in its history.
+        enclosing: the graphs the parent's run is nested in (`RunRequest.enclosing`).
     """
 
     namespace: str
@@ -80,6 +81,7 @@ class ChildCall:
     owner: str | None = None
     refused: Exception | None = None
     past: Past | None = None
+    enclosing: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,14 +160,14 @@ class VertexPool(BoundedPool):
         end when the stuck call returns. Pooled actors have no thread: the
         dispatcher's schedulers are returned when this was its last pool.
         """
-        release_all(self)  # vertices waiting for answers unwind now
         with self._lock:
             if self._closed:
                 return []
-            self._close()
+            self._close()  # before the seats are freed: a vertex asking from now on finds it closed
             actors = list(self._all)
             self._idle.clear()
             self._live.clear()
+        release_all(self)  # vertices waiting for answers unwind now
         for actor in actors:
             with contextlib.suppress(pykka.ActorDeadError):
                 actor.actor_ref.stop(block=False)

@@ -16,6 +16,7 @@ from actorgraph._actors.bounded import Joinable
 from actorgraph._actors.coordinator import CoordinatorPool
 from actorgraph._actors.dispatcher import shared_dispatcher
 from actorgraph._actors.handle import STOP_WAIT
+from actorgraph._actors.live import release_all
 from actorgraph._actors.log import log
 from actorgraph._actors.messages import Launch, Order
 from actorgraph._actors.subgraphs import ChildRunner
@@ -174,7 +175,12 @@ class Runtime:
         )
 
     def _stop_actors(self, path: str = "") -> list[tuple[str, Worker]]:
-        """Stop the vertex actors of this graph and of its subgraphs; return them by vertex path."""
+        """Stop the vertex actors of this graph and of its subgraphs; return them by vertex path.
+
+        The vertices waiting live in runs nested in this graph's tasks (a `@task`'s
+        call, a graph invoked from a vertex) unwind too, though their graphs stay open.
+        """
+        release_all(self)  # after `closed` is set: a nested vertex asking from now on finds it closed
         for runner in self.children.values():
             runner.stop()
         actors = [(path + name, actor) for name, pool in self.pools.items() for actor in pool.stop()]

@@ -94,6 +94,7 @@ def _env(request: RunRequest, prefix: str, **recorded: Any) -> TaskEnv:
         store=request.store,
         cache=request.cache,
         live=request.live if "line" in recorded else None,  # an unrecorded question is never answered
+        enclosing=request.enclosing,
         **recorded,
     )
 

@@ -197,6 +197,7 @@ class Parent(Protocol):
     """What a subgraph task's run takes from its parent's run (a `Run`)."""
 
     spec: GraphSpec
+    workers: Workers
     setup: RunSetup
     recorder: Recorder | None
     env: TaskEnv
@@ -234,6 +235,7 @@ def child_call(parent: Parent, task: Task, answers: Mapping[str, Any] | None) ->
         owner=owner,
         refused=stateful_clash(parent.spec, task, parent.tasks.values()) if owner is not None else None,
         past=past,
+        enclosing=parent.env.enclosing,
     )
 
 
@@ -261,6 +263,7 @@ def nest_for(parent: Parent, cancel: Cancellation) -> Nest:
         spec=parent.spec,
         past=functools.partial(past_of, recorder) if recorder is not None else None,
         live=env.live,
+        enclosing=(parent.workers, *env.enclosing),  # closing any of them frees what waits live in them
     )
 
 
@@ -285,6 +288,7 @@ def child_launch(call: ChildCall, given: Any, workers: Workers) -> Launch:
         store=call.memory,
         cache=call.cache,
         live=call.live,
+        enclosing=call.enclosing,
     )
     answered = Command(resume=call.answers) if call.answers else None
     order = RunOrder(call.store, request, answered, fresh=given, owner=call.owner, past=call.past)

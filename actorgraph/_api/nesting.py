@@ -141,7 +141,8 @@ def _nested_request(
 ) -> RunRequest:
     """The nested run's options: the invocation's, with the invoking run's where it gave none.
 
-    Its live wait is the invoking run's, as a subgraph's is (a task's is its entrypoint's).
+    Its live wait is the invoking run's, as a subgraph's is (a task's is its entrypoint's), and
+    it ends when the invoking graph (or one that graph's run is nested in) is closed.
     """
     return dataclasses.replace(
         request,
@@ -154,6 +155,7 @@ def _nested_request(
         cache=request.cache if request.cache is not None else nest.cache,
         discard_pending=request.discard_pending or settings.stateful,
         live=nest.live,
+        enclosing=nest.enclosing,  # its vertices that wait live are freed when one of those graphs closes
     )
 
 

@@ -40,6 +40,7 @@ class TaskEnv:
             (its starting superstep plus the limit), or None: a task's remaining steps.
         messages: someone listens to the message pieces vertices stream
             (`stream(mode="messages")`), so a vertex calling a model may stream it.
+        enclosing: the graphs the run is nested in (`RunRequest.enclosing`).
     """
 
     node_prefix: str
@@ -57,6 +58,7 @@ class TaskEnv:
     live: float | None = None
     stop: int | None = None
     messages: bool = False
+    enclosing: tuple[Any, ...] = ()
 
     def node_id(self, task: Task) -> str:
         """The lineage id of `task`'s output (its other versions add `<` or `>n`)."""

@@ -70,6 +70,8 @@ class Nest:
         past: (superstep, task name) -> where the task stands in the run's history (a recorded
             run's; see `_engine/rewind.py`: a stateful graph's new call starts from its state then).
         live: seconds a vertex that asks waits in its actor (the run's `live_interrupts`), or None.
+        enclosing: the run's graph (its runtime) and those the run is nested in: the
+            graphs a nested run's vertices wait live inside (`RunRequest.enclosing`).
     """
 
     checkpointer: Any
@@ -86,6 +88,7 @@ class Nest:
     spec: GraphSpec | None = None
     past: Callable[[int, str], Past] | None = None
     live: float | None = None
+    enclosing: tuple[Any, ...] = ()
 
 
 class NestFrame:

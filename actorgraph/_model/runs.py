@@ -73,6 +73,9 @@ class RunRequest:
         cache: the `compile(cache=...)` node cache, or None.
         live: seconds a vertex that asked a question waits in its actor for the
             answer (`compile(live_interrupts=...)`), or None (the live path is off).
+        enclosing: the graphs a run nested in a vertex's task runs inside (their
+            runtimes, the invoking one first; empty for any other run): closing one
+            of them frees the run's vertices that wait live (`_actors/live.py`).
     """
 
     thread_id: str | None
@@ -88,6 +91,7 @@ class RunRequest:
     store: Any = None
     cache: NodeCache | None = None
     live: float | None = None
+    enclosing: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

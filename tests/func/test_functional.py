@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections import Counter
 from typing import Any
 
+import pykka
 import pytest
 
 import actorgraph as ag
+from actorgraph._actors import reaper
 from actorgraph.checkpoint import MemoryCheckpointer
 from actorgraph.func import entrypoint, task
 
@@ -188,6 +191,20 @@ def test_a_tasks_options_are_checked_when_it_is_made_not_at_its_first_call(
 
 def test_a_task_called_outside_any_run_simply_runs() -> None:
     assert double(21).result() == 42
+
+
+def test_an_entrypoint_dropped_without_close_lets_the_tasks_graphs_close_with_the_last_one() -> None:
+    def dropped() -> None:
+        forgotten = entrypoint()(lambda n: double(n).result())
+        assert forgotten.invoke(1).state == 2  # never closed: only dropped
+
+    dropped()
+    gc.collect()
+    assert reaper.settle()
+    with entrypoint()(lambda n: double(n).result()) as last:
+        assert last.invoke(2).state == 4
+    # the dropped one counted as closed once collected, so this was the last: its tasks' graphs closed
+    assert pykka.ActorRegistry.get_all() == []
 
 
 def test_stream_updates_show_the_return_value() -> None:

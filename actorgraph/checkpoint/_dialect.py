@@ -7,11 +7,36 @@ placeholder, the column types and the locking statements.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from actorgraph.checkpoint._store import ROW_COLUMNS
 
-__all__ = ["Dialect", "Statements"]
+__all__ = ["Dialect", "Refused", "Statements", "Step"]
+
+Step = tuple[str, Sequence[Any], bool]
+"""One statement of a batch: its SQL, its arguments (a list of rows when `many`), and `many`."""
+
+
+class Refused(Exception):  # noqa: N818 - a signal between a dialect and the writes, never shown to users
+    """A batch's statement broke a NOT NULL or UNIQUE constraint: how the SQL says "refused".
+
+    The writes of a batch check their conditions in the database, so that the
+    whole batch can be sent at once (one round trip on PostgreSQL): a
+    compare-and-set that found another head, or a checkpoint that is not
+    stored, turns a key into NULL, and a checkpoint id stored twice breaks the
+    primary key. The batch is rolled back; the writer says what was refused.
+
+    Attributes:
+        kind: "null" or "unique".
+        table: the table whose constraint was broken (as the database names it).
+    """
+
+    def __init__(self, kind: str, table: str) -> None:
+        super().__init__(f"{kind} constraint of {table}")
+        self.kind = kind
+        self.table = table
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actorgraph_meta (key {key} PRIMARY KEY, value {text} NOT NULL);
@@ -90,7 +115,9 @@ class Statements:
     insert_row: str
     insert_blob: str
     touch: str
+    touch_thread: str
     insert_write: str
+    insert_write_at: str
     select_row: str
     select_one: str
     select_head: str
@@ -114,7 +141,7 @@ class Statements:
 
 def _writing(m: str) -> dict[str, str]:
     """The statements that change rows, with placeholder `m`."""
-    marks = ", ".join([m] * len(ROW_COLUMNS.split(",")))
+    rest = ", ".join([m] * (len(ROW_COLUMNS.split(",")) - 1))  # the columns after thread_id
     return {
         "new_meta": f"INSERT INTO actorgraph_meta VALUES ({m}, {m}) ON CONFLICT (key) DO NOTHING",
         "new_thread": (
@@ -124,9 +151,10 @@ def _writing(m: str) -> dict[str, str]:
             f"UPDATE actorgraph_threads SET head = {m}, status = {m}, updated_at = {m}"
             f" WHERE thread_id = {m} AND head = {m}"
         ),
+        # the thread's id only when its head is now this line's last checkpoint (else NULL: refused)
         "insert_row": (
-            f"INSERT INTO actorgraph_checkpoints ({ROW_COLUMNS}) VALUES ({marks})"
-            " ON CONFLICT (thread_id, checkpoint_id) DO NOTHING"
+            f"INSERT INTO actorgraph_checkpoints ({ROW_COLUMNS}) VALUES ((SELECT thread_id"
+            f" FROM actorgraph_threads WHERE thread_id = {m} AND head = {m}), {rest})"
         ),
         "insert_blob": (
             f"INSERT INTO actorgraph_blobs VALUES ({m}, {m}, {m}) ON CONFLICT (thread_id, blob_id) DO NOTHING"
@@ -135,6 +163,10 @@ def _writing(m: str) -> dict[str, str]:
             f"UPDATE actorgraph_threads SET updated_at = {m}, status = coalesce(CAST({m} AS text), status)"
             f" WHERE thread_id = {m} AND EXISTS (SELECT 1 FROM actorgraph_checkpoints"
             f" WHERE thread_id = {m} AND checkpoint_id = {m})"
+        ),
+        "touch_thread": (
+            f"UPDATE actorgraph_threads SET updated_at = {m}, status = coalesce(CAST({m} AS text), status)"
+            f" WHERE thread_id = {m}"
         ),
         "insert_answer": (
             f"INSERT INTO actorgraph_answers VALUES ({m}, {m}, {m}, {m}, {m}, {m}, {m})"
@@ -146,6 +178,13 @@ def _writing(m: str) -> dict[str, str]:
         ),
         "insert_write": (
             f"INSERT INTO actorgraph_writes VALUES ({m}, {m}, {m}, {m}, {m})"
+            " ON CONFLICT (thread_id, checkpoint_id, task_id)"
+            " DO UPDATE SET data = excluded.data, refs = excluded.refs"
+        ),
+        # the checkpoint's id only when it is stored (else NULL: refused)
+        "insert_write_at": (
+            f"INSERT INTO actorgraph_writes VALUES ({m}, (SELECT checkpoint_id FROM actorgraph_checkpoints"
+            f" WHERE thread_id = {m} AND checkpoint_id = {m}), {m}, {m}, {m})"
             " ON CONFLICT (thread_id, checkpoint_id, task_id)"
             " DO UPDATE SET data = excluded.data, refs = excluded.refs"
         ),

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from actorgraph._model.errors import CheckpointError
 from actorgraph._model.records import NS
-from actorgraph.checkpoint._dialect import Dialect, Statements
+from actorgraph.checkpoint._dialect import Dialect, Statements, Step
 from actorgraph.checkpoint._protocol import SCHEMA_VERSION, CheckpointRow, Serializer, ThreadInfo, WriteRow
 from actorgraph.checkpoint._sql_answers import SqlAnswers
 from actorgraph.checkpoint._sql_writes import SqlWrites
@@ -69,6 +69,15 @@ class SqlStore(SqlWrites, SqlAnswers, StoreBase):
         """Conditions that match `column` to `ids` (one or several, each with its arguments)."""
         raise NotImplementedError
 
+    def _sent_at_once(self, op: str, steps: Sequence[Step]) -> None:
+        """Run `steps` in one transaction, sent together (one round trip where the database is remote).
+
+        Nothing is read back before the end, so every condition of the batch is
+        checked by its SQL (see `Refused`), which the dialect raises when a
+        statement broke a NOT NULL or UNIQUE constraint; nothing is stored then.
+        """
+        raise NotImplementedError
+
     # -- shared machinery ----------------------------------------------------------------------
 
     def _write(self, op: str, work: Callable[[Conn], _T]) -> _T:
@@ -78,6 +87,11 @@ class SqlStore(SqlWrites, SqlAnswers, StoreBase):
                 f"open it without readonly=True (and with write access to the file) to change it."
             )
         return self._transaction(op, work)
+
+    def _batch(self, op: str, steps: Sequence[Step]) -> None:
+        if self.readonly:
+            self._write(op, lambda _conn: None)  # refused, with the read-only store's message
+        self._sent_at_once(op, [step for step in steps if step[1] or not step[2]])
 
     def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
         return self._query(op, lambda conn: conn.execute(sql, args).fetchall())

@@ -3,6 +3,11 @@
 A checkpoint (or a line of them) moves the thread's head by compare-and-set:
 the statement that moves it names the head the writer started from, so of two
 writers only one moves it, and the other's transaction stores nothing.
+
+Each write is one batch of statements sent at once (`SqlStore._batch`): on
+PostgreSQL one round trip per superstep, however many rows it stores. Nothing
+is read back in the middle, so the conditions are checked by the SQL itself
+(`Refused`), and a refused batch is explained by a read afterwards.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from actorgraph.checkpoint._dialect import Statements
+from actorgraph._model.errors import CheckpointError
+from actorgraph.checkpoint._dialect import Refused, Statements, Step
 from actorgraph.checkpoint._protocol import CheckpointRow, WriteRow
 from actorgraph.checkpoint._store import (
     already_stored,
@@ -35,8 +41,13 @@ class SqlWrites:
     def _write(self, op: str, work: Callable[[Any], _T]) -> _T:
         raise NotImplementedError
 
-    @staticmethod
-    def _many(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    def _batch(self, op: str, steps: Sequence[Step]) -> None:
+        raise NotImplementedError
+
+    def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def get(self, thread_id: str, checkpoint_id: str | None = None) -> CheckpointRow | None:
         raise NotImplementedError
 
     def put(
@@ -88,46 +99,45 @@ class SqlWrites:
         writes: Mapping[str, Sequence[WriteRow]],
         what: str,
     ) -> None:
-        """Store `rows` (a line of one thread), blobs and `writes` by checkpoint id; the last is the head."""
+        """Store `rows` (a line of one thread), blobs and `writes` by checkpoint id; the last is the head.
+
+        One batch: the head moves by compare-and-set, and each row is stored only
+        if the head is now the line's last checkpoint (else its thread id is NULL,
+        which the database refuses), so a writer that lost the race stores nothing.
+        """
         sql, first, last = self.sql, rows[0], rows[-1]
-        thread_id, stamp = first.thread_id, now()
+        thread_id, stamp, head = first.thread_id, now(), last.checkpoint_id
+        if expect_head is None:
+            move: Step = (sql.new_thread, (thread_id, head, last.status, stamp), False)
+        else:
+            move = (sql.move_head, (head, last.status, stamp, thread_id, expect_head), False)
         values = [
-            (
-                thread_id,
-                r.checkpoint_id,
-                r.parent_id,
-                r.step,
-                r.source,
-                r.status,
-                r.created_at,
-                r.data,
-                encode_refs(r.refs),
-            )
+            (thread_id, head, r.checkpoint_id, r.parent_id, r.step, r.source, r.status, r.created_at, r.data,
+             encode_refs(r.refs))
             for r in rows
+        ]  # fmt: skip
+        results = [w for cid, ws in writes.items() for w in write_rows(thread_id, cid, ws)]
+        steps = [
+            move,
+            (sql.insert_row, values, True),
+            (sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()], True),
+            (sql.insert_write, results, True),
         ]
-        results = [
-            w for checkpoint_id, ws in writes.items() for w in write_rows(thread_id, checkpoint_id, ws)
-        ]
+        try:
+            self._batch(f"storing {what} of thread {thread_id!r}", steps)
+        except Refused as refused:
+            raise self._why_refused(refused, rows, expect_head) from None
 
-        def work(conn: Any) -> None:
-            if expect_head is None:
-                moved = conn.execute(sql.new_thread, (thread_id, last.checkpoint_id, last.status, stamp))
-            else:
-                moved = conn.execute(
-                    sql.move_head, (last.checkpoint_id, last.status, stamp, thread_id, expect_head)
-                )
-            if moved.rowcount != 1:
-                actual = conn.execute(sql.head, (thread_id,)).fetchone()
-                raise cas_refused(
-                    thread_id, first.checkpoint_id, expect_head, None if actual is None else actual[0]
-                )
-            for row, value in zip(rows, values, strict=True):
-                if conn.execute(sql.insert_row, value).rowcount != 1:
-                    raise already_stored(thread_id, row.checkpoint_id)
-            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
-            self._many(conn, sql.insert_write, results)
-
-        self._write(f"storing {what} of thread {thread_id!r}", work)
+    def _why_refused(
+        self, refused: Refused, rows: Sequence[CheckpointRow], expect_head: str | None
+    ) -> CheckpointError:
+        """What a refused line of checkpoints was refused for (read after the rollback)."""
+        thread_id = rows[0].thread_id
+        if refused.kind == "unique":
+            stored = [r.checkpoint_id for r in rows if self.get(thread_id, r.checkpoint_id) is not None]
+            return already_stored(thread_id, stored[0] if stored else rows[0].checkpoint_id)
+        found = self._read(f"reading the head of thread {thread_id!r}", self.sql.head, (thread_id,))
+        return cas_refused(thread_id, rows[0].checkpoint_id, expect_head, found[0][0] if found else None)
 
     def put_writes(
         self,
@@ -151,16 +161,31 @@ class SqlWrites:
             CheckpointError: the checkpoint is unknown or the database failed; nothing was written.
         """
         stamp, sql = now(), self.sql
-        rows = write_rows(thread_id, checkpoint_id, writes)
+        op = f"storing task results of thread {thread_id!r}"
+        if not writes:
+            self._mark(op, thread_id, checkpoint_id, status, stamp)
+            return
+        # each result is stored only against a stored checkpoint (else NULL: refused)
+        rows = [(t, t, c, *rest) for t, c, *rest in write_rows(thread_id, checkpoint_id, writes)]
+        steps = [
+            (sql.touch_thread, (stamp, status, thread_id), False),
+            (sql.insert_write_at, rows, True),
+            (sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()], True),
+        ]
+        try:
+            self._batch(op, steps)
+        except Refused:
+            raise unknown_checkpoint(thread_id, checkpoint_id) from None
+
+    def _mark(self, op: str, thread_id: str, checkpoint_id: str, status: str | None, stamp: float) -> None:
+        """Record the thread's status (and time) alone, against a checkpoint that must be stored."""
 
         def work(conn: Any) -> None:
-            touched = conn.execute(sql.touch, (stamp, status, thread_id, thread_id, checkpoint_id))
+            touched = conn.execute(self.sql.touch, (stamp, status, thread_id, thread_id, checkpoint_id))
             if touched.rowcount != 1:
                 raise unknown_checkpoint(thread_id, checkpoint_id)
-            self._many(conn, sql.insert_write, rows)
-            self._many(conn, sql.insert_blob, [(thread_id, k, v) for k, v in (blobs or {}).items()])
 
-        self._write(f"storing task results of thread {thread_id!r}", work)
+        self._write(op, work)
 
 
 def write_rows(thread_id: str, checkpoint_id: str, writes: Sequence[WriteRow]) -> list[tuple[object, ...]]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from actorgraph._model.errors import CheckpointError
-from actorgraph.checkpoint._dialect import Dialect, Statements
+from actorgraph.checkpoint._dialect import Dialect, Refused, Statements, Step
 from actorgraph.checkpoint._protocol import Serializer
 from actorgraph.checkpoint._sql import SqlStore
 
@@ -258,6 +258,29 @@ class PostgresCheckpointer(SqlStore):
 
     def _query(self, op: str, work: Callable[[psycopg.Connection[TupleRow]], _T]) -> _T:
         return self._call(op, work, transaction=False)
+
+    def _sent_at_once(self, op: str, steps: Sequence[Step]) -> None:
+        """One pipeline: the statements and one Sync, a transaction of its own (one round trip).
+
+        On a connection in autocommit mode the server runs what comes before a
+        Sync as one transaction: a statement that fails skips the rest and rolls
+        back the whole.
+        """
+        from psycopg import errors  # noqa: PLC0415 - optional dependency
+
+        def work(conn: psycopg.Connection[TupleRow]) -> None:
+            try:
+                with conn.pipeline():
+                    for sql, args, many in steps:
+                        if many:
+                            conn.cursor().executemany(sql, args)
+                        else:
+                            conn.execute(sql, args)
+            except (errors.NotNullViolation, errors.UniqueViolation) as exc:
+                kind = "null" if isinstance(exc, errors.NotNullViolation) else "unique"
+                raise Refused(kind, exc.diag.table_name or "") from exc
+
+        self._call(op, work, transaction=False)
 
     def _matching(self, column: str, ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
         return [(f"{column} = ANY(%s)", [list(ids)])]

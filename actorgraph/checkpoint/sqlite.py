@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from actorgraph._model.errors import CheckpointError
-from actorgraph.checkpoint._dialect import Dialect, Statements
+from actorgraph.checkpoint._dialect import Dialect, Refused, Statements, Step
 from actorgraph.checkpoint._protocol import Serializer
 from actorgraph.checkpoint._sql import SqlStore
 
@@ -60,6 +60,19 @@ def _hint(exc: sqlite3.Error) -> str:
             "or open it with readonly=True to only read it"
         )
     return "check the file and the disk, then retry"
+
+
+def _refused(exc: sqlite3.IntegrityError) -> Refused | None:
+    """The refusal a broken NOT NULL or UNIQUE constraint stands for ("... failed: table.column")."""
+    kinds = {
+        "SQLITE_CONSTRAINT_NOTNULL": "null",
+        "SQLITE_CONSTRAINT_PRIMARYKEY": "unique",
+        "SQLITE_CONSTRAINT_UNIQUE": "unique",
+    }
+    kind = kinds.get(getattr(exc, "sqlite_errorname", ""))
+    if kind is None:
+        return None
+    return Refused(kind, str(exc).partition(": ")[2].partition(".")[0])
 
 
 def wal_connect(path: str | os.PathLike[str], timeout: float) -> sqlite3.Connection:
@@ -221,6 +234,22 @@ class SqliteCheckpointer(SqlStore):
                 return work(conn)
             except sqlite3.Error as exc:
                 raise self._error(op, exc) from exc
+
+    def _sent_at_once(self, op: str, steps: Sequence[Step]) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            try:
+                for sql, args, many in steps:
+                    if many:
+                        conn.executemany(sql, args)
+                    else:
+                        conn.execute(sql, args)
+            except sqlite3.IntegrityError as exc:
+                refused = _refused(exc)
+                if refused is None:
+                    raise
+                raise refused from exc
+
+        self._transaction(op, work)
 
     def _matching(self, column: str, ids: Sequence[str]) -> list[tuple[str, list[Any]]]:
         chunks = [list(ids[start : start + _CHUNK]) for start in range(0, len(ids), _CHUNK)]

@@ -20,7 +20,7 @@ import pykka
 from actorgraph._actors.bounded import Joinable
 from actorgraph._actors.dispatcher import Dispatcher, PooledActor, running_actor
 from actorgraph._actors.handle import settle
-from actorgraph._actors.messages import CancelRun, Done, Launch, StartRun, TimedOut
+from actorgraph._actors.messages import CancelRun, Done, Flush, Launch, StartRun, TimedOut
 from actorgraph._actors.run import Run
 from actorgraph._actors.start import build_run
 from actorgraph._actors.threaded import ThreadActor
@@ -66,8 +66,10 @@ class _Coordinating(pykka.Actor):
                 self._launch(launch)
             case TimedOut(run_id=run_id):
                 self._step(run_id, lambda run: run.on_timeout(message))
+            case Flush(run_id=run_id):
+                self._step(run_id, _flush)
             case CancelRun(run_id=run_id):
-                self._step(run_id, Run.cancel)
+                self._step(run_id, lambda run: (_flush(run), run.cancel()))
 
     def _launch(self, launch: Launch) -> None:
         """Build the run (reading its thread's checkpoint) and start it; a failure is the run's error."""
@@ -85,6 +87,9 @@ class _Coordinating(pykka.Actor):
         # the run holds its state from here on: a big input is not kept alive a second time
         launch.order = dataclasses.replace(launch.order, input=None, fresh=UNSET)
         self.runs[run.id] = run
+        if run.recorder is not None:  # results that finish together are written together
+            ref, run_id = self.actor_ref, run.id
+            run.recorder.later = lambda: ref.tell(Flush(run_id))
         self._step(run.id, lambda r: r.begin(self.actor_ref))
 
     def on_stop(self) -> None:
@@ -131,6 +136,11 @@ class _Coordinating(pykka.Actor):
         """A run ended here: one fewer for the pool to count (a subgraph's run was never counted)."""
         if not launch.nested:
             self.pool.release(self, launch)
+
+
+def _flush(run: Run) -> None:
+    if run.recorder is not None and not run.closed:
+        run.recorder.flush()
 
 
 class CoordinatorActor(_Coordinating, ThreadActor):

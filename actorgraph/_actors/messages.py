@@ -32,6 +32,7 @@ __all__ = [
     "CancelRun",
     "ChildCall",
     "Done",
+    "Flush",
     "Launch",
     "Order",
     "RunOrder",
@@ -208,6 +209,17 @@ class StartRun:
 @dataclass(frozen=True, slots=True)
 class CancelRun:
     """Facade -> coordinator: stop a run between supersteps."""
+
+    run_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Flush:
+    """Coordinator -> itself: store the task results that finished since the last write.
+
+    Sent behind the outcomes already waiting in the coordinator's inbox, so
+    the results that finished while the store was busy go in one transaction.
+    """
 
     run_id: str
 

@@ -119,27 +119,45 @@ class Recorder:
         self.pending_blobs: dict[str, bytes] = {}
         self.written: set[str] = set()  # task ids stored against the current parent
         self.deferred: list[VertexResult] = []  # results the next checkpoint's transaction stores
+        self.unwritten: list[VertexResult] = []  # finished results waiting for `flush` ("sync")
+        self.later: Callable[[], None] | None = None  # asks for a `flush` once what is queued is seen
         self.dirty = False  # committed supersteps not yet written ("exit")
 
     # -- task results ----------------------------------------------------------------
 
     def task_finished(
-        self, result: VertexResult, blobs: Mapping[str, bytes], *, commits: bool = False
+        self, result: VertexResult, blobs: Mapping[str, bytes], *, commits: bool = False, now: bool = False
     ) -> None:
         """A task's final result (and the states it made) arrived.
 
         With `commits`, it completes a superstep that commits at once, on this
-        thread: its result goes into that checkpoint's transaction instead of one
-        of its own (a crash before that transaction is a crash before this result
-        was stored, either way).
+        thread: its result, and those still waiting for a flush, go into that
+        checkpoint's transaction instead of one of their own (a crash before that
+        transaction is a crash before these results were stored, either way).
+        Otherwise the result waits for `flush`, which `later` asks for behind the
+        outcomes already queued for the coordinator, so the results that finish
+        while the store is busy are stored in one transaction (group commit); with
+        `now`, or without `later`, it is stored at once.
         """
         self.pending_blobs.update(blobs)
         self.layouts.update(getattr(blobs, "parts", {}))
         if self.durability == "sync" and self.parent is not None:
             if commits:
+                self.deferred += self.unwritten
                 self.deferred.append(result)
-            else:
+                self.unwritten = []
+            elif now or self.later is None:
                 self._store_writes([result], status=None)
+            else:
+                if not self.unwritten:
+                    self.later()
+                self.unwritten.append(result)
+
+    def flush(self) -> None:
+        """Store the results that finished since the last write, in one transaction."""
+        if self.unwritten:
+            results, self.unwritten = self.unwritten, []
+            self._store_writes(results, status=None)
 
     def carry(self, results: Iterable[VertexResult]) -> None:
         """Store outcomes carried over to a new checkpoint (a fork keeps what its origin had)."""
@@ -343,6 +361,7 @@ class Recorder:
 
     def paused(self, pos: Position, superstep: SuperstepState, status: str) -> None:
         """The run paused with `superstep` unfinished: store what is not stored yet."""
+        self.unwritten = []  # among the results below
         if self.dirty or self.parent is None:
             self.checkpoint(pos, superstep=superstep)
         unwritten = [r for r in superstep.results.values() if r.task_id not in self.written]

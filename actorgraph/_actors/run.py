@@ -309,7 +309,7 @@ class Run:
             return True
         self.handled.add(task.id)
         if self.recorder is not None:  # a crash from here on runs the handler, not the vertex
-            self.recorder.task_finished(result, {})
+            self.recorder.task_finished(result, {}, now=True)
         self._dispatch(task, dispatched.attempt, failure=error)
         return True
 

@@ -52,12 +52,8 @@ def main(argv: list[str] | None = None) -> int:
         print(streaming_table(streaming.rows(args.repeat), args.repeat))
     if not args.only or "persist" in args.only:
         print()
-        print(
-            table(
-                persistence.rows(args.repeat, have_langgraph),
-                "Checkpointing (median of %d runs)" % args.repeat,
-            )
-        )
+        repeat = min(args.repeat, 5)  # LangGraph's durable loop takes seconds a run
+        print(persistence.markdown(persistence.rows(repeat, have_langgraph), repeat))
     for text in later_tables(args.only, args.repeat, have_langgraph):
         print()
         print(text)

@@ -11,10 +11,10 @@ from the server (each Sync of a pipeline, each simple query) and a statement one
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = ["Counts", "counting"]
@@ -61,17 +61,17 @@ def _sqlite(store: Any, counts: Counts) -> Iterator[None]:
         counts.round_trips += 1
         counts.transactions += sql.startswith("COMMIT")
 
-    wal = f"{store._path}-wal"
+    wal = Path(f"{store._path}-wal")
     frames = conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
     conn.execute("PRAGMA wal_autocheckpoint=0")  # the log only grows while counted
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    before = os.path.getsize(wal) if os.path.exists(wal) else 0
+    before = wal.stat().st_size if wal.exists() else 0
     conn.set_trace_callback(seen)
     try:
         yield
     finally:
         conn.set_trace_callback(None)
-        after = os.path.getsize(wal) if os.path.exists(wal) else 0
+        after = wal.stat().st_size if wal.exists() else 0
         page = conn.execute("PRAGMA page_size").fetchone()[0]
         counts.pages = (after - before) // (page + 24)  # a frame: a 24-byte header and the page
         conn.execute(f"PRAGMA wal_autocheckpoint={int(frames)}")

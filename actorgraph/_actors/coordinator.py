@@ -69,7 +69,7 @@ class _Coordinating(pykka.Actor):
             case Flush(run_id=run_id):
                 self._step(run_id, _flush)
             case CancelRun(run_id=run_id):
-                self._step(run_id, lambda run: (_flush(run), run.cancel()))
+                self._step(run_id, _cancel)
 
     def _launch(self, launch: Launch) -> None:
         """Build the run (reading its thread's checkpoint) and start it; a failure is the run's error."""
@@ -141,6 +141,11 @@ class _Coordinating(pykka.Actor):
 def _flush(run: Run) -> None:
     if run.recorder is not None and not run.closed:
         run.recorder.flush()
+
+
+def _cancel(run: Run) -> None:
+    _flush(run)  # what finished before the cancel is stored, as it would have been at once
+    run.cancel()
 
 
 class CoordinatorActor(_Coordinating, ThreadActor):

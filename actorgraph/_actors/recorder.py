@@ -69,6 +69,9 @@ class Recorder:
 
     # told of each checkpoint stored, with the paused superstep's outcomes: set when a listener wants them
     saved: Callable[[CheckpointRow, Position, SuperstepState | None], None] | None = None
+    # asks the run's coordinator for a `flush` behind the outcomes it has queued: set by the coordinator
+    later: Callable[[], None] | None = None
+    dirty = False  # committed supersteps not yet written ("exit")
 
     def __init__(  # noqa: PLR0913 - where the run is, and how to write it
         self,
@@ -120,8 +123,6 @@ class Recorder:
         self.written: set[str] = set()  # task ids stored against the current parent
         self.deferred: list[VertexResult] = []  # results the next checkpoint's transaction stores
         self.unwritten: list[VertexResult] = []  # finished results waiting for `flush` ("sync")
-        self.later: Callable[[], None] | None = None  # asks for a `flush` once what is queued is seen
-        self.dirty = False  # committed supersteps not yet written ("exit")
 
     # -- task results ----------------------------------------------------------------
 

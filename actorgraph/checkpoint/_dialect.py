@@ -38,6 +38,7 @@ class Refused(Exception):  # noqa: N818 - a signal between a dialect and the wri
         self.kind = kind
         self.table = table
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actorgraph_meta (key {key} PRIMARY KEY, value {text} NOT NULL);
 CREATE TABLE IF NOT EXISTS actorgraph_threads (

@@ -65,7 +65,7 @@ def sends() -> ag.Graph[Any]:
     g.add_vertex("work", lambda s: {"results": [s["item"] * 2]}, returns="update")
     g.add_vertex("reduce", lambda s: s)
     g.add_edge(ag.START, "split")
-    route = lambda s: [ag.Send("work", {"item": i}) for i in range(WIDTH)]  # noqa: E731
+    route = lambda s: [ag.Send("work", {"item": i}) for i in range(WIDTH)]
     g.add_conditional_edges("split", route, ["work"])
     g.add_edge("work", "reduce")
     g.add_edge("reduce", ag.END)
@@ -122,7 +122,6 @@ def test_a_superstep_of_many_tasks_takes_at_most_one_transaction_per_task(
         assert counts.round_trips == counts.transactions + 1
 
 
-@pytest.mark.threads_only("it drives a run's recorder by hand, without a backend")
 def test_results_that_finish_together_are_stored_in_one_transaction(tmp_path: Path) -> None:
     store = SqliteCheckpointer(tmp_path / "group.db")
     try:

@@ -260,25 +260,36 @@ class PostgresCheckpointer(SqlStore):
         return self._call(op, work, transaction=False)
 
     def _sent_at_once(self, op: str, steps: Sequence[Step]) -> None:
-        """One pipeline: the statements and one Sync, a transaction of its own (one round trip).
+        """Two round trips: `BEGIN` and the statements in one pipeline, then `COMMIT`.
 
-        On a connection in autocommit mode the server runs what comes before a
-        Sync as one transaction: a statement that fails skips the rest and rolls
-        back the whole.
+        Not one: a pipeline that carried its `COMMIT` too would be committed by a
+        server that froze before answering and woke after the client gave up (the
+        bytes were already in its socket), so a run reported as failed would have
+        moved its thread. Here a client that gives up before the `COMMIT` leaves an
+        open transaction, which the server rolls back when it finds the connection
+        closed; only a freeze between `COMMIT` and its answer stays in doubt, as for
+        any database client.
         """
         from psycopg import errors  # noqa: PLC0415 - optional dependency
 
         def work(conn: psycopg.Connection[TupleRow]) -> None:
             try:
                 with conn.pipeline():
+                    conn.execute("BEGIN", prepare=False)
                     for sql, args, many in steps:
                         if many:
                             conn.cursor().executemany(sql, args)
                         else:
                             conn.execute(sql, args)
-            except (errors.NotNullViolation, errors.UniqueViolation) as exc:
-                kind = "null" if isinstance(exc, errors.NotNullViolation) else "unique"
-                raise Refused(kind, exc.diag.table_name or "") from exc
+            except BaseException as exc:
+                if not conn.broken and not conn.closed:
+                    with contextlib.suppress(Exception):
+                        conn.execute("ROLLBACK", prepare=False)
+                if isinstance(exc, errors.NotNullViolation | errors.UniqueViolation):
+                    kind = "null" if isinstance(exc, errors.NotNullViolation) else "unique"
+                    raise Refused(kind, exc.diag.table_name or "") from exc
+                raise
+            conn.execute("COMMIT", prepare=False)
 
         self._call(op, work, transaction=False)
 

@@ -2,11 +2,12 @@
 
 Counts, never times (`store_counts.counting` watches the store's connection from
 outside). With durability "sync" a superstep of one task is one transaction
-(its result goes into its checkpoint's), one round trip on PostgreSQL, and on
-SQLite one `BEGIN`, four statements (the head, the checkpoint, the state, the
-result) and a `COMMIT`. A superstep of several tasks stores each finished
-result at most once, the results that finish while the store is busy together
-(group commit), and never takes more transactions than it has tasks.
+(its result goes into its checkpoint's): one `BEGIN`, four statements (the
+head, the checkpoint, the state, the result) and a `COMMIT`, which PostgreSQL
+receives in two round trips (the statements in one pipeline, then the commit).
+A superstep of several tasks stores each finished result at most once, the
+results that finish while the store is busy together (group commit), and
+never takes more transactions than it has tasks.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from actorgraph.merge import append, by_key
 
 STEPS = 12
 WIDTH = 8
-PER_TRANSACTION = 6  # SQLite: BEGIN, the head, the checkpoint, the state, the result, COMMIT
+PER_TRANSACTION = 6  # BEGIN, the head, the checkpoint, the state, the result, COMMIT
 
 
 def loop() -> ag.Graph[Any]:
@@ -83,9 +84,13 @@ def store(request, tmp_path: Path):
 
 
 def counted(store: Any, graph: ag.Graph[Any], state: Any) -> Counts:
-    """What one run on a new thread sent, after a first run has warmed the store up."""
+    """What one run on a new thread sent, after three runs have warmed the store up.
+
+    (psycopg prepares a statement on its fifth use, which takes a round trip of its own.)
+    """
     with graph.compile(store) as app:
-        app.invoke(state, thread_id="warm-up")
+        for n in range(3):
+            app.invoke(state, thread_id=f"warm-up-{n}")
         with counting(store) as counts:
             app.invoke(state, thread_id="counted")
     return counts
@@ -101,8 +106,8 @@ def test_a_superstep_of_one_task_is_one_transaction(store, graph) -> None:
         assert counts.statements == 1 + (PER_TRANSACTION - 1) + PER_TRANSACTION * STEPS
         assert counts.pages <= 11 * (STEPS + 1)  # table and index pages of the write-ahead log
     else:
-        assert counts.round_trips == 1 + 1 + STEPS
-        assert counts.statements == 1 + 3 + 4 * STEPS
+        assert counts.round_trips == 1 + 2 * (STEPS + 1)  # BEGIN and the statements; COMMIT
+        assert counts.statements == 1 + (PER_TRANSACTION - 1) + PER_TRANSACTION * STEPS
 
 
 @pytest.mark.parametrize(
@@ -119,7 +124,7 @@ def test_a_superstep_of_many_tasks_takes_at_most_one_transaction_per_task(
     if store.dialect.name == "SQLite":
         assert counts.statements <= PER_TRANSACTION * counts.transactions + 2 * tasks
     else:
-        assert counts.round_trips == counts.transactions + 1
+        assert counts.round_trips == 2 * counts.transactions + 1
 
 
 def test_results_that_finish_together_are_stored_in_one_transaction(tmp_path: Path) -> None:

@@ -204,11 +204,38 @@ def _rounds(candidates: dict[str, Callable[[], object]], repeat: int) -> dict[st
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def in_memory(shape: Shape, repeat: int, have_langgraph: bool) -> list[Measured]:
+    """The loop without a checkpointer, and with the memory stores (durability sync): the engine's share."""
+    from actorgraph.checkpoint.memory import MemoryCheckpointer
+
+    out = []
+    for label, store in (("none", None), ("memory", MemoryCheckpointer())):
+        app = shape.ours().compile(store)
+        options: dict[str, Any] = {} if store is None else {"durability": "sync"}
+        candidates: dict[str, Callable[[], object]] = {
+            "ours": lambda app=app, o=options: app.invoke(shape.state(), thread_id=f"m{next(_ids)}", **o)
+        }
+        if have_langgraph:
+            from langgraph.checkpoint.memory import InMemorySaver
+
+            graph = shape.theirs().compile(checkpointer=None if store is None else InMemorySaver())
+            candidates["theirs"] = lambda g=graph: g.invoke(
+                shape.lg_state(),
+                {"configurable": {"thread_id": f"m{next(_ids)}"}, "recursion_limit": shape.supersteps + 10},
+            )
+        per = {k: v / shape.units * 1e6 for k, v in _rounds(candidates, repeat).items()}
+        app.close()
+        durability = "no checkpointer" if store is None else "sync"
+        ours, theirs = per["ours"], per.get("theirs")
+        out.append(Measured(shape.name, shape.unit, label, durability, ours, theirs, None, None, None))
+    return out
+
+
 def rows(
     repeat: int, have_langgraph: bool, *, kinds: tuple[str, ...] = ("sqlite", "postgres"), quick: bool = False
 ) -> list[Measured]:
-    """Every row: each workload on each database, with every durability."""
-    out = []
+    """Every row: the loop in memory, then each workload on each database, with every durability."""
+    out = in_memory(SHAPES(quick)[0], repeat, have_langgraph)
     with _databases(list(kinds)) as databases:
         for db in databases:
             for shape in SHAPES(quick):

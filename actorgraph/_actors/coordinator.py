@@ -107,6 +107,7 @@ class _Coordinating(pykka.Actor):
         for run in list(self.runs.values()):
             error = failure(_resume_hint(run.recorder is not None))
             with contextlib.suppress(BaseException):  # a failing crash must not keep the others waiting
+                _flush(run)  # the results waiting for their Flush, which this inbox will not deliver
                 run.crash(error)
             _stopped(run.launch)
             if run.closed:

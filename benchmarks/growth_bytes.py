@@ -2,10 +2,10 @@
 
 A loop of one vertex over a state of 100 keys, each holding a value of `--value` bytes (a short
 string, 100 B, kept inside actorgraph's manifest; and a long one, 2 KiB, stored as a part of its
-own), that changes one key per superstep (key `i % 100` at superstep `i`), run to 10, 1,000 and
-100,000 supersteps with durability "sync", on SQLite and on PostgreSQL (the stores of
-`benchmarks.growth_store`), beside LangGraph's `SqliteSaver` and `PostgresSaver` running the same
-loop on the same database.
+own; random hexadecimal text, which no database compresses), that changes one key per superstep
+(key `i % 100` at superstep `i`), run to 10, 1,000, 10,000 and 100,000 supersteps with
+durability "sync", on SQLite and on PostgreSQL (the stores of `benchmarks.growth_store`), beside
+LangGraph's `SqliteSaver` and `PostgresSaver` running the same loop on the same database.
 
 Bytes are what the database takes on disk, per superstep: SQLite's file after a full WAL
 checkpoint (`PRAGMA wal_checkpoint(TRUNCATE)`), PostgreSQL's database (`pg_database_size` after
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import math
+import random
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -48,14 +49,19 @@ class Grown:
     handed: float | None
 
 
+def _text(seed: int, value: int) -> str:
+    """`value` characters that no database compresses (PostgreSQL compresses values over 2 KiB)."""
+    return random.Random(seed).randbytes(value // 2 + 1).hex()[:value]  # noqa: S311 - data, not a secret
+
+
 def _state(value: int) -> dict[str, Any]:
-    return {"i": 0, **{f"k{j:02d}": "y" * value for j in range(KEYS)}}
+    return {"i": 0, **{f"k{j:02d}": _text(-1 - j, value) for j in range(KEYS)}}
 
 
 def _step(value: int) -> Callable[[dict[str, Any]], dict[str, Any]]:
     def step(s: dict[str, Any]) -> dict[str, Any]:
         i = s["i"] + 1
-        return {"i": i, f"k{i % KEYS:02d}": f"{i:08d}".ljust(value, "x")}
+        return {"i": i, f"k{i % KEYS:02d}": _text(i, value)}
 
     return step
 
@@ -176,13 +182,13 @@ def markdown(found: list[Grown]) -> str:
         )
         out.append("| --- | ---: | --- |" + " ---: |" * len(lengths) + " --- |")
         for library, value in dict.fromkeys((g.library, g.value) for g in mine):
-            line = sorted(
-                (g for g in mine if (g.library, g.value) == (library, value)), key=lambda g: g.steps
-            )
-            disk = " | ".join(f"{g.disk:,.0f} B" for g in line)
-            out.append(f"| {library} | {value:,} B | on disk | {disk} | {_k(line[-2], line[-1])} |")
-            if line[0].handed is not None:
-                handed = " | ".join(f"{g.handed:,.0f} B" for g in line)
+            line = {g.steps: g for g in mine if (g.library, g.value) == (library, value)}
+            ran = [line[n] for n in lengths if n in line]
+            disk = " | ".join(f"{line[n].disk:,.0f} B" if n in line else "not run" for n in lengths)
+            grew = _k(ran[-2], ran[-1]) if len(ran) > 1 else ""
+            out.append(f"| {library} | {value:,} B | on disk | {disk} | {grew} |")
+            if ran[0].handed is not None:
+                handed = " | ".join(f"{line[n].handed:,.0f} B" if n in line else "" for n in lengths)
                 out.append(f"| {library} | {value:,} B | handed to the store | {handed} | |")
         out.append("")
     return "\n".join(out)

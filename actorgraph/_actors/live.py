@@ -38,7 +38,6 @@ from actorgraph._actors.attempt_spans import attempt_paused, attempt_resumed
 from actorgraph._engine.context import interrupt_id
 from actorgraph._engine.live import Resumed
 from actorgraph._model.records import Interrupt, Task, VertexResult
-from actorgraph.checkpoint.memory import MemoryCheckpointer
 from actorgraph.events import TaskStarted
 
 if TYPE_CHECKING:
@@ -197,7 +196,11 @@ def _watching() -> None:
 
 def _shared(seat: _Seat) -> bool:
     """Whether other processes may answer `seat`'s question (its store is not this process's memory)."""
-    return seat.store is not None and not isinstance(seat.store, MemoryCheckpointer)
+    if seat.store is None:
+        return False
+    from actorgraph.checkpoint.memory import MemoryCheckpointer  # noqa: PLC0415 - a run with no store needs none
+
+    return not isinstance(seat.store, MemoryCheckpointer)
 
 
 def _unclaimed(seat: _Seat, late: float) -> bool:

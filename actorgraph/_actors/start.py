@@ -11,6 +11,8 @@ that lost), and makes the `Run` with its recorder. What it raises is the run's e
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 import time
 from typing import Any
 
@@ -29,7 +31,7 @@ from actorgraph._model.spec import FACE_KEY, GraphSpec
 from actorgraph.checkpoint._load import Loaded, answer_aad, claims_of, load
 from actorgraph.checkpoint._protocol import AnswerRow, Checkpointer
 
-__all__ = ["build_run"]
+__all__ = ["build_run", "default_answerer"]
 
 
 def build_run(launch: Launch) -> Run:
@@ -151,7 +153,7 @@ def _claim(
             question.id,
             loaded.checkpoint_id,
             question.vertex,
-            request.answered_by,
+            request.answered_by or default_answerer(),
             at,
             dumps(value, aad=answer_aad(thread_id, question.id)),
         )
@@ -170,6 +172,19 @@ def _claim(
         raise AlreadyAnsweredError(
             thread_id, first.interrupt_id, first.vertex, first.answered_by, first.answered_at
         )
+
+
+@functools.cache
+def default_answerer() -> str:
+    """`user@host (pid N)`: who answers when `answered_by=` is not given."""
+    import getpass  # noqa: PLC0415 - asked once, on the first answer: a run that answers nothing needs it not
+    import socket  # noqa: PLC0415
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()} (pid {os.getpid()})"
 
 
 def _setup(launch: Launch, plan: RunPlan, env: TaskEnv, recorder: Recorder | None) -> RunSetup:

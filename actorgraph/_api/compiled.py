@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Generic, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Unpack
 
 from actorgraph._actors.handle import RunHandle
 from actorgraph._actors.messages import Launch, RunOrder, new_run_id
@@ -14,7 +14,6 @@ from actorgraph._actors.tracing import caller
 from actorgraph._api.history import History
 from actorgraph._api.nesting import Nested, nested_order, paused_by
 from actorgraph._api.pictures import Pictures
-from actorgraph._api.queued import Submitted, submit
 from actorgraph._api.request import GraphSettings, RunKeywords, cache_namespaces, run_request
 from actorgraph._api.spellings import stream_modes
 from actorgraph._api.stream import astream_items, await_run, stream_items
@@ -25,6 +24,9 @@ from actorgraph._model.errors import ActorGraphError, ConfigError, RunTimeoutErr
 from actorgraph._model.results import RunResult, Snapshot
 from actorgraph._model.runs import RunRequest
 from actorgraph.events import Listener
+
+if TYPE_CHECKING:
+    from actorgraph._api.queued import Submitted
 
 __all__ = ["CompiledGraph"]
 
@@ -144,6 +146,8 @@ class CompiledGraph(Pictures, Generic[S]):
         `input`: a state, None (continue) or `Command(resume=...)` (claimed now, as `invoke` claims it).
         The thread is "queued" until a worker takes it; needs a SQL checkpointer the workers share.
         """
+        from actorgraph._api.queued import submit  # noqa: PLC0415 - the run queue loads with its first use
+
         return submit(self.checkpointer, input, thread_id, answered_by=answered_by)
 
     def stream(

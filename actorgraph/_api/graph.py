@@ -1,35 +1,27 @@
-"""`Graph`: the builder users write, with `compile()`."""
+"""`Graph`: the builder users write, with `compile()`.
+
+Importing it loads the builder only: the engine (actors, runs, streams) loads
+with the first `compile()`, so `import actorgraph` stays light for a program
+that builds graphs, or never runs one (`_api/compiling.py`).
+"""
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
-from datetime import timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from actorgraph._actors.backend import Backend, choose_backend
-from actorgraph._api.compiled import CompiledGraph
-from actorgraph._api.request import (
-    LIVE_DEFAULT,
-    GraphSettings,
-    check_cache,
-    check_durability,
-    check_store,
-    check_tracing,
-    described,
-    has_methods,
-    live_seconds,
-    resolve_breakpoints,
-)
 from actorgraph._build.builder import GraphBuilder
-from actorgraph._build.validate import build_spec, check_child_checkpointers
-from actorgraph._engine.clock import Clock
-from actorgraph._model.errors import ConfigError
-from actorgraph._model.policy import NodeCache
-from actorgraph._model.runs import Breakpoints
-from actorgraph._model.spec import GraphSpec
-from actorgraph.checkpoint._protocol import Checkpointer
-from actorgraph.events import Listener
+from actorgraph._engine.live import LIVE_DEFAULT
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import timedelta
+
+    from actorgraph._actors.backend import Backend
+    from actorgraph._api.compiled import CompiledGraph
+    from actorgraph._engine.clock import Clock
+    from actorgraph._model.policy import NodeCache
+    from actorgraph.checkpoint._protocol import Checkpointer
+    from actorgraph.events import Listener
 
 __all__ = ["Graph"]
 
@@ -91,52 +83,10 @@ class Graph(GraphBuilder[S]):
             GraphValidationError: naming the offending vertex or edge.
             ConfigError: an option of the wrong kind (a checkpointer, store or cache that is none).
         """
-        _check_stores(checkpointer, store)
-        backend = choose_backend(backend, actors)
-        backend.check(spec := build_spec(self))
-        pauses, durability = (
-            self._breakpoints(spec, interrupt_before, interrupt_after),
-            check_durability(durability),
-        )
-        settings = GraphSettings(spec, None, pauses, durability, tuple(listeners), context, backend)
-        live, cache, tracing = live_seconds(live_interrupts), check_cache(spec, cache), check_tracing(tracing)
-        settings = dataclasses.replace(settings, store=store, cache=cache, live=live, tracing=tracing)
-        return CompiledGraph(_persisted(settings, checkpointer), clock=clock)
+        from actorgraph._api.compiling import compile_graph  # noqa: PLC0415 - the engine loads here, not on import
 
-    def _breakpoints(self, spec: GraphSpec, before: Any, after: Any) -> Breakpoints:
-        """`compile()`'s breakpoints, checked (default: a graph file's)."""
-        before = before if before is not None else list(self.pause_before) or None
-        after = after if after is not None else list(self.pause_after) or None
-        return resolve_breakpoints(before, after, spec)
-
-
-def _persisted(settings: GraphSettings, checkpointer: Checkpointer | bool | None) -> GraphSettings:
-    """`settings` with `compile(checkpointer=...)`: a store, or True / False for a graph used as a subgraph.
-
-    Raises:
-        GraphValidationError: a subgraph compiled with a checkpointer that is not this one.
-    """
-    saver = None if isinstance(checkpointer, bool) else checkpointer
-    check_child_checkpointers(settings.spec, saver)
-    return dataclasses.replace(settings, checkpointer=saver, stateful=checkpointer is True)
-
-
-def _check_stores(checkpointer: Any, store: Any) -> None:
-    """Refuse a `compile(checkpointer=)` that is no store, True, False or None (a path, a class, a number).
-
-    A store is recognized by what the engine calls on every one; anything else
-    taken would fail every later run as if its thread were damaged. Then
-    `compile(store=)` is checked (`check_store`).
-
-    Raises:
-        ConfigError: naming what was passed and what is taken.
-    """
-    usable = checkpointer is None or isinstance(checkpointer, bool)
-    if not (usable or has_methods(checkpointer, ("put", "get", "get_writes", "get_blobs", "history"))):
-        msg = (
-            "compile(checkpointer=...) takes a checkpointer (MemoryCheckpointer(), SqliteCheckpointer"
-            "(path), PostgresCheckpointer(dsn)), True or False (a subgraph that keeps its state "
-            f"between its parent's runs, or not) or None; got {described(checkpointer)}"
-        )
-        raise ConfigError(msg)
-    check_store(store)
+        return compile_graph(
+            self, checkpointer, interrupt_before=interrupt_before, interrupt_after=interrupt_after,
+            durability=durability, clock=clock, listeners=listeners, context=context, backend=backend,
+            actors=actors, store=store, cache=cache, tracing=tracing, live_interrupts=live_interrupts,
+        )  # fmt: skip

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from actorgraph._api.history import History
-from actorgraph._model.spec import GraphSpec
-from actorgraph.draw import render_png, to_dot, to_mermaid
+if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
+    from actorgraph._api.history import History
+    from actorgraph._model.spec import GraphSpec
 
 __all__ = ["Pictures"]
 
@@ -20,12 +22,18 @@ class Pictures:
 
     def draw_mermaid(self, thread_id: str | None = None) -> str:
         """The graph as a Mermaid flowchart; with `thread_id`, each vertex shows its last status."""
+        from actorgraph.draw import to_mermaid  # noqa: PLC0415 - drawing loads with the first picture
+
         return to_mermaid(self.spec, self._threads.statuses(thread_id) if thread_id else None)
 
     def draw_dot(self, thread_id: str | None = None) -> str:
         """The graph in Graphviz DOT; with `thread_id`, each vertex shows its last status."""
+        from actorgraph.draw import to_dot  # noqa: PLC0415 - drawing loads with the first picture
+
         return to_dot(self.spec, self._threads.statuses(thread_id) if thread_id else None)
 
     def draw_png(self, path: str | os.PathLike[str], thread_id: str | None = None) -> Path:
         """Render the graph to a PNG file with Graphviz's `dot` (which must be installed)."""
+        from actorgraph.draw import render_png  # noqa: PLC0415 - drawing loads with the first picture
+
         return render_png(self.draw_dot(thread_id), path)

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from actorgraph._api.request import default_answerer
+from actorgraph._actors.start import default_answerer
 from actorgraph._engine.answers import answers_for
 from actorgraph._engine.inputs import input_state
 from actorgraph._engine.preparing import lookups

@@ -8,8 +8,6 @@ defaults filled in: every default and every check lives here, once.
 from __future__ import annotations
 
 import difflib
-import functools
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from typing import Any, Final, TypedDict
 from actorgraph._actors.backend import DEFAULT, Backend
 from actorgraph._api.spellings import with_config
 from actorgraph._engine.caching import namespace_of
+from actorgraph._engine.live import LIVE_DEFAULT
 from actorgraph._model.errors import ConfigError
 from actorgraph._model.policy import NodeCache
 from actorgraph._model.runs import DURABILITY, Breakpoints, Durability, RunRequest
@@ -30,6 +29,7 @@ from actorgraph.events import Listener
 
 __all__ = [
     "DEFAULT_RECURSION_LIMIT",
+    "LIVE_DEFAULT",
     "GraphSettings",
     "RunKeywords",
     "cache_namespaces",
@@ -95,7 +95,6 @@ class GraphSettings:
     live: float | None = None  # compile(live_interrupts=...) in seconds, or None
 
 
-LIVE_DEFAULT = timedelta(minutes=10)  # compile(live_interrupts=...)'s default
 _LIVE_MOST = 1e9  # seconds (31 years): past it, a wait is a typo
 
 
@@ -171,9 +170,13 @@ _ANSWERER_LIMIT = 200
 
 
 def _answerer(given: Any) -> str:
-    """Who answers: `given` once checked, or this process's user, host and pid."""
+    """Who answers: `given` once checked, or "" for this process's user, host and pid.
+
+    Those are worked out when an answer is claimed (`_actors/start.py`): a run
+    that answers nothing loads neither `getpass` nor `socket`.
+    """
     if given is None:
-        return default_answerer()
+        return ""
     if not isinstance(given, str) or not given.strip() or len(given) > _ANSWERER_LIMIT:
         msg = (
             f"answered_by must be a non-empty string of at most {_ANSWERER_LIMIT} characters, got "
@@ -181,19 +184,6 @@ def _answerer(given: Any) -> str:
         )
         raise ConfigError(msg)
     return given
-
-
-@functools.cache
-def default_answerer() -> str:
-    """`user@host (pid N)`: who answers when `answered_by=` is not given."""
-    import getpass  # noqa: PLC0415 - asked once, on the first answer: `import actorgraph` need not load it
-    import socket  # noqa: PLC0415
-
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid (a container)
-        user = f"uid {os.getuid()}"
-    return f"{user}@{socket.gethostname()} (pid {os.getpid()})"
 
 
 def _recursion_limit(limit: Any) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
@@ -80,6 +79,8 @@ def check_option_names(name: str, given: Mapping[str, Any]) -> None:
     """Refuse an option `add_vertex` does not have, suggesting the one meant."""
     for option in given:
         if option not in OPTION_NAMES:
+            import difflib  # noqa: PLC0415 - only a misspelt option needs it
+
             close = difflib.get_close_matches(option, OPTION_NAMES, n=1)
             hint = (
                 f" (did you mean {close[0]!r}?)"

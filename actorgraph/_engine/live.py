@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from actorgraph._engine.context import Context, InterruptSignal, TaskScope
@@ -23,7 +24,9 @@ from actorgraph._model.records import Interrupt, Task, VertexResult
 if TYPE_CHECKING:
     from actorgraph._engine.nesting import NestFrame
 
-__all__ = ["Continuation", "Resumed", "Turn"]
+__all__ = ["LIVE_DEFAULT", "Continuation", "Resumed", "Turn"]
+
+LIVE_DEFAULT = timedelta(minutes=10)  # compile(live_interrupts=...)'s default: how long a question waits live
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ facade (`_api/nesting.py`) launches the nested runs.
 
 from __future__ import annotations
 
-import concurrent.futures
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +152,8 @@ class NestFrame:
         attempt would race them for the nested thread's head.
         """
         if self.started:
+            import concurrent.futures  # noqa: PLC0415 - only attempts that invoked graphs wait here
+
             concurrent.futures.wait([h.stopped for h in self.started])
 
     async def settled(self) -> None:

@@ -6,7 +6,6 @@ wrong and what to do about it.
 
 from __future__ import annotations
 
-import pickle
 import time
 import traceback
 from collections.abc import Sequence
@@ -341,6 +340,8 @@ def _vertex_error(vertex: str, keywords: dict[str, Any]) -> VertexError:
 
 def _portable(cause: BaseException | None) -> BaseException | None:
     """`cause`, or a `RecordedError` standing in for it when it cannot be pickled and loaded again."""
+    import pickle  # noqa: PLC0415 - only an error that travels needs it: `import actorgraph` stays light
+
     try:
         pickle.loads(pickle.dumps(cause))  # noqa: S301 - what this very process just pickled
     except Exception:  # noqa: BLE001 - any failure to pickle or load means: send a record of it

@@ -67,7 +67,8 @@ class RunRequest:
         breakpoints: where the run pauses by itself.
         discard_pending: a new input drops the thread's unfinished superstep.
         listeners: callables that receive the run's events.
-        answered_by: who gives the run's answers, recorded with each claim.
+        answered_by: who gives the run's answers, recorded with each claim ("": this
+            process's `user@host (pid N)`, worked out when it claims an answer).
         namespace: a subgraph's run's namespace ("" for a top-level run).
         store: the `compile(store=...)` object vertices read as `ctx.store`, or None.
         cache: the `compile(cache=...)` node cache, or None.

@@ -108,6 +108,29 @@ def test_a_lost_claim_runs_nothing_and_names_the_winner(compile_graph: Any, stor
     assert bob.get_state("t").state == {"answer": "ship it"}
 
 
+def test_an_answer_without_answered_by_names_this_process(compile_graph: Any, store_factory: Any) -> None:
+    """Who answered defaults to this process's user, host and pid, worked out when the answer is claimed."""
+    import getpass
+    import socket
+
+    def review(state: dict[str, Any]) -> dict[str, Any]:
+        return {"answer": ag.interrupt("ship?")}
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("review", review)
+    g.add_edge(ag.START, "review")
+    g.add_edge("review", ag.END)
+    alice, bob = (
+        compile_graph(g, checkpointer=store_factory()),
+        compile_graph(g, checkpointer=store_factory()),
+    )
+    alice.invoke({}, thread_id="t")
+    alice.invoke(ag.Command(resume="ship it"), thread_id="t")
+    with pytest.raises(ag.AlreadyAnsweredError) as caught:
+        bob.invoke(ag.Command(resume="hold"), thread_id="t", answered_by="bob")
+    assert caught.value.answered_by == f"{getpass.getuser()}@{socket.gethostname()} (pid {os.getpid()})"
+
+
 @pytest.mark.parametrize("bad", ["", "   ", 7, "x" * 201])
 def test_answered_by_must_be_a_short_name(compile_graph: Any, store: Any, bad: Any) -> None:
     app = compile_graph(ask_twice(), checkpointer=store)

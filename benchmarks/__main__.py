@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmarks import agent, big_state, core, growth, isolation, many_runs, persistence, startup, streaming
 from benchmarks.growth import Curve, Metric, Spread, markdown
-from benchmarks.harness import Floor, Row, measure, table
+from benchmarks.harness import Floor, measure, table
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table(rows, "Core engine (median of %d runs)" % args.repeat, floor))
     if not args.only or "stream" in args.only:
         print()
-        print(streaming_table(streaming.rows(args.repeat), args.repeat))
+        print(streaming.report(args.repeat))
     if not args.only or "persist" in args.only:
         print()
         repeat = min(args.repeat, 5)  # LangGraph's durable loop takes seconds a run
@@ -114,17 +114,6 @@ def growth_plots(quick: bool, repeat: int) -> int:
         for curve in store_curves(figures):
             print(f"  drawn: {plots.plot(curve)}", file=sys.stderr)
     return 0
-
-
-def streaming_table(rows: list[Row], repeat: int) -> str:
-    lines = [
-        f"### Streaming overhead (median of {repeat} runs)",
-        "",
-        "| workload | streamed | invoke | overhead |",
-        "| --- | ---: | ---: | ---: |",
-    ]
-    lines += [f"| {r.name} | {r.ours} | {r.theirs} | {r.ratio} |" for r in rows]
-    return "\n".join(lines)
 
 
 def _cpus() -> int:

@@ -4,6 +4,12 @@ A superstep takes tens of microseconds, so an event nobody listens to, and
 that would not be logged, is never built: `wants` says whether anyone takes
 an event kind, and routine events skip even the log-level check unless debug
 logging was on when the run started.
+
+The two events of every superstep, a superstep committed and a task finished,
+are not built for a listener that takes what they carry directly: a stream of
+one mode (`StreamSink.direct`) takes a committed state or a finished task's
+result as it is, and the record is built only when another listener or the
+log wants it (`committed`, `finished`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 from actorgraph._actors.log import log, stdlib_logger
 from actorgraph._engine.context import MessagePiece
 from actorgraph._model.errors import VertexError
-from actorgraph._model.records import NS, ErrorInfo, Task
+from actorgraph._model.records import NS, ErrorInfo, Task, VertexResult
 from actorgraph._model.spec import Face
 from actorgraph.events import (
     CheckpointSaved,
@@ -57,12 +63,21 @@ class Emitter:
         self.schedules = self.wants(TaskScheduled)  # asked on every dispatch: worked out once
         if face is not None:
             _introduce(listeners, face)
+        # every superstep's two events: who takes what they carry directly, and whether the record is built
+        self._committed_to = [fn.direct[SuperstepCommitted] for fn in _direct(listeners, SuperstepCommitted)]
+        self._finished_to = [fn.direct[TaskFinished] for fn in _direct(listeners, TaskFinished)]
+        self._committed_record = self._debug or bool(self._taking(SuperstepCommitted))
+        self._finished_record = self._debug or bool(self._taking(TaskFinished))
 
     def _taking(self, kind: type[Event]) -> list[Listener]:
         """The listeners that take events of `kind` (worked out once per kind and run)."""
         takers = self._takers.get(kind)
         if takers is None:
-            takers = [fn for fn, kinds in self._listeners if kinds is None or kind in kinds]
+            takers = [
+                fn
+                for fn, kinds in self._listeners
+                if (kinds is None or kind in kinds) and kind not in getattr(fn, "direct", ())
+            ]
             self._takers[kind] = takers
         return takers
 
@@ -88,6 +103,28 @@ class Emitter:
                 # nobody would catch them, and the run (and its stream) would never end
                 who = repr(listener)
                 log("warning", "listener failed", run_id=self.run_id, listener=who, exc_info=True)
+
+    def committed(self, step: int, state: Any, checkpoint_id: str | None) -> None:
+        """A superstep committed: its state to who takes it as it is, a `SuperstepCommitted` to the rest."""
+        for take in self._committed_to:
+            try:
+                take(state)
+            except BaseException:  # noqa: BLE001 - as in `emit`: a broken listener must not break the run
+                log("warning", "listener failed", run_id=self.run_id, listener=repr(take), exc_info=True)
+        if self._committed_record:
+            committed = SuperstepCommitted(self.run_id, self.thread_id, step, state, checkpoint_id)
+            self.emit(committed, routine=True)
+
+    def finished(self, step: int, result: VertexResult) -> None:
+        """A task ended `ok` for good: its result to who takes it as it is, a `TaskFinished` to the rest."""
+        for take in self._finished_to:
+            try:
+                take(result)
+            except BaseException:  # noqa: BLE001 - as in `emit`: a broken listener must not break the run
+                log("warning", "listener failed", run_id=self.run_id, listener=repr(take), exc_info=True)
+        if self._finished_record:
+            finished = TaskFinished(self.run_id, self.thread_id, step, result, cached=result.cached)
+            self.emit(finished, routine=True)
 
     def task_hooks(self) -> dict[str, Any]:
         """What the run's tasks speak through (`TaskEnv`): none unless a listener hears what vertices say."""
@@ -121,6 +158,11 @@ def _introduce(listeners: Sequence[Listener], face: Face) -> None:
         meet = getattr(getattr(fn, "listener", fn), "meet_face", None)
         if meet is not None:
             meet(getattr(fn, "namespace", ""), face)
+
+
+def _direct(listeners: Sequence[Listener], kind: type[Event]) -> list[Any]:
+    """The listeners that take what events of `kind` carry directly (a `direct` mapping naming `kind`)."""
+    return [fn for fn in listeners if kind in getattr(fn, "direct", ())]
 
 
 class _Tagged:

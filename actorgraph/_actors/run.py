@@ -265,8 +265,7 @@ class Run:
         if result.status != "ok":
             self.events.emit(TaskFinished(self.id, self.thread_id, self.pos.step + 1, result))
         elif self.events.wants(TaskFinished):
-            finished = TaskFinished(self.id, self.thread_id, self.pos.step + 1, result, cached=result.cached)
-            self.events.emit(finished, routine=True)
+            self.events.finished(self.pos.step + 1, result)
         self.results[dispatched.task_id] = result
         last = len(self.results) == len(self.tasks) and not self.in_flight
         if self.recorder is not None:
@@ -344,9 +343,7 @@ class Run:
 
     def _committed(self, checkpoint_id: str | None) -> None:
         if self.events.wants(SuperstepCommitted):
-            state = current_state(self.pos, self.spec.merge)
-            committed = SuperstepCommitted(self.id, self.thread_id, self.pos.step, state, checkpoint_id)
-            self.events.emit(committed, routine=True)
+            self.events.committed(self.pos.step, current_state(self.pos, self.spec.merge), checkpoint_id)
 
     # -- endings ---------------------------------------------------------------------
 

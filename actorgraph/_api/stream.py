@@ -23,7 +23,7 @@ from actorgraph._actors.reaper import collecting, later
 from actorgraph._api.faces import call_update, seen
 from actorgraph._api.payloads import checkpoint_payload, debug_item, task_payload, task_result_payload
 from actorgraph._model.errors import ActorGraphError
-from actorgraph._model.records import NS
+from actorgraph._model.records import NS, VertexResult
 from actorgraph._model.results import INTERRUPT_KEY
 from actorgraph._model.spec import Face
 from actorgraph.events import (
@@ -141,6 +141,17 @@ class StreamSink:
         self.kinds: frozenset[type[Event]] | None = (
             None if any(k is None for k in wanted) else frozenset[type[Event]]().union(*wanted)  # type: ignore[arg-type]
         )
+        # one mode, no tags: the run hands a committed state, or a finished task's result, straight
+        # here (`Emitter.committed`, `Emitter.finished`), building no event record for it
+        self.direct: dict[type[Event], Callable[[Any], None]] = {}
+        if self.single == "values":
+            self.direct[SuperstepCommitted] = put
+        elif self.single == "updates":
+            self.direct[TaskFinished] = self._update
+
+    def _update(self, result: VertexResult) -> None:
+        """A task's result, taken directly: `{task_id: state}`, as `_item` makes of its `TaskFinished`."""
+        self.put({result.task_id: result.state})
 
     def __call__(self, event: Event) -> None:
         if self.faces and event.namespace in self.faces:
@@ -172,8 +183,14 @@ class StreamSink:
             self.put((mode, item) if self.pairs else item)
 
     def meet_face(self, namespace: str, face: Face) -> None:
-        """Note that the run `namespace` (as it starts) is of a graph with a face."""
+        """Note that the run `namespace` (as it starts) is of a graph with a face.
+
+        The run's emitter asks before it reads `direct`: a top run with a face
+        hands its events as records, which `_faced` shows as the caller sees them.
+        """
         self.faces[namespace] = face
+        if not namespace:
+            self.direct = {}
 
     def _faced(self, event: Event, call: bool) -> None:
         """The items of an event of a run whose graph has a face: `events` as it is, the others as seen."""
@@ -240,6 +257,34 @@ class Mailbox:
         return bool(self.items) or not hot
 
 
+class Bell:
+    """What a stream's consumer sleeps on until a producer rings: a lock that is held while nobody rang.
+
+    `threading.Event` does the same in Python (a condition, a new lock for each
+    wait); a hot consumer waits once per batch, so the bell is a lock, waited on
+    and rung in C. Any thread may ring it, and ringing it twice is once.
+    """
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lock.acquire()
+
+    def ring(self) -> None:
+        """Wake the consumer (now, or as soon as it next waits)."""
+        with contextlib.suppress(RuntimeError):  # rung already, and not yet heard
+            self._lock.release()
+
+    def clear(self) -> None:
+        """Forget a ring not yet heard."""
+        self._lock.acquire(blocking=False)
+
+    def wait(self, timeout: float = -1) -> None:
+        """Sleep until the bell rings, or `timeout` seconds (-1: no limit)."""
+        self._lock.acquire(timeout=timeout)
+
+
 def _started(
     start: Callable[[StreamSink], RunHandle[Any]], sink: StreamSink, mailbox: Mailbox
 ) -> RunHandle[Any]:
@@ -258,10 +303,10 @@ def stream_items(
 ) -> Iterator[Any]:
     """Start a run with a sink and yield its items; raise its error at the end."""
     modes, pairs = parse_modes(mode)
-    ready = threading.Event()
-    mailbox = Mailbox(ready.set)
+    ready = Bell()
+    mailbox = Mailbox(ready.ring)
     handle = _started(start, StreamSink(modes, pairs, mailbox.put, subgraphs=subgraphs), mailbox)
-    hot = False
+    hot, items = False, mailbox.items
     try:
         while True:
             ready.clear()
@@ -271,17 +316,18 @@ def stream_items(
             elif mailbox.going_to_sleep():
                 ready.wait()
             hot = mailbox.taken(hot)
-            while mailbox.items:
-                item = mailbox.items.popleft()
+            while items:
+                item = items.popleft()
                 if item is _CLOSED:
                     handle.result()
                     return
                 yield item
     finally:
-        if collecting():  # a stream left in a reference cycle: never cancel on the collecting thread
-            later(handle.cancel)
-        else:
-            handle.cancel()  # a no-op once the run has ended
+        if not handle.done():  # left early (a run that ended has nothing to cancel, and asking costs)
+            if collecting():  # a stream left in a reference cycle: never cancel on the collecting thread
+                later(handle.cancel)
+            else:
+                handle.cancel()  # a no-op if the run has just ended
 
 
 async def await_run(handle: RunHandle[Any], timeout: float | None = None) -> Any:  # noqa: ASYNC109 - invoke's keyword

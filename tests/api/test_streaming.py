@@ -241,3 +241,127 @@ def test_a_stream_ends_with_its_run_not_a_batch_later(
 
     assert len(asyncio.run(drain())) == 3
     assert time.monotonic() - started < 30, "a stream waited for its consumer's batch timer to end"
+
+
+# -- one mode: what the run hands the stream directly, not as event records -----------------------
+
+
+def _fan_out() -> ag.Graph:
+    """A `Send` per item, each task's update appended, then a join."""
+    g: ag.Graph = ag.Graph(merge=by_key({"out": append}))
+    g.add_vertex("split", lambda s: s)
+    g.add_vertex("work", lambda s: {"out": [s["item"] * 2]}, returns="update")
+    g.add_vertex("join", lambda s: {**s, "total": sum(s["out"])})
+    g.add_edge(ag.START, "split")
+    g.add_conditional_edges("split", lambda s: [ag.Send("work", {"item": i}) for i in range(4)], ["work"])
+    g.add_edge("work", "join")
+    g.add_edge("join", ag.END)
+    return g
+
+
+def _retried(failures: SharedList) -> ag.Graph:
+    """a -> flaky -> END; flaky fails its first attempt, then returns."""
+
+    def flaky(state: dict[str, Any]) -> dict[str, Any]:
+        failures.append(1)
+        if len(failures) == 1:
+            raise ConnectionError("once")
+        return {"n": state["n"] + 1}
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: {"n": s["n"] * 10})
+    g.add_vertex("flaky", flaky, retry=ag.RetryPolicy(max_attempts=2, jitter=False))
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "flaky")
+    g.add_edge("flaky", ag.END)
+    return g
+
+
+def _failing() -> ag.Graph:
+    """a -> broken -> END; broken always fails."""
+
+    def broken(state: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError("bad")
+
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: {"n": s["n"] + 1})
+    g.add_vertex("broken", broken)
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "broken")
+    g.add_edge("broken", ag.END)
+    return g
+
+
+def _asking() -> ag.Graph:
+    """a, then a question inside a subgraph, then done."""
+    inner: ag.Graph = ag.Graph()
+    inner.add_vertex("ask", lambda s: {**s, "answer": ag.interrupt("?")})
+    inner.add_edge(ag.START, "ask")
+    inner.add_edge("ask", ag.END)
+    g: ag.Graph = ag.Graph()
+    g.add_vertex("a", lambda s: {"n": s["n"] + 1})
+    g.add_vertex("inner", inner.compile())
+    g.add_vertex("done", lambda s: {**s, "done": True})
+    g.add_edge(ag.START, "a")
+    g.add_edge("a", "inner")
+    g.add_edge("inner", "done")
+    g.add_edge("done", ag.END)
+    return g
+
+
+def _items(app: ag.CompiledGraph, mode: Any, inputs: list[Any]) -> list[Any]:
+    """Every item of streaming `inputs` in turn on one thread, each run's error as an item.
+
+    A question is shown by its vertex and value (its id is drawn anew for each run).
+    """
+
+    def shown(item: Any) -> Any:
+        if isinstance(item, tuple):
+            return tuple(shown(part) for part in item)
+        if isinstance(item, dict) and "__interrupt__" in item:
+            return {**item, "__interrupt__": [(i.vertex, i.value) for i in item["__interrupt__"]]}
+        return item
+
+    got: list[Any] = []
+    for given in inputs:
+        try:
+            got.extend(shown(item) for item in app.stream(given, mode=mode, thread_id="t"))
+        except ag.VertexError as exc:
+            got.append(("raised", exc.vertex))
+    return got
+
+
+@pytest.mark.parametrize("mode", ["values", "updates"])
+@pytest.mark.parametrize(
+    ("make", "inputs"),
+    [
+        (chain, [{"n": 1}]),
+        (_fan_out, [{"out": []}]),
+        (lambda: _retried(SharedList()), [{"n": 1}]),
+        (_failing, [{"n": 1}]),
+        (_asking, [{"n": 1}, ag.Command(resume=42)]),
+    ],
+    ids=["chain", "sends", "a retry", "a failure", "a question in a subgraph, answered"],
+)
+def test_one_mode_yields_what_the_event_records_make(
+    compile_graph: Compile, mode: str, make: Callable[[], ag.Graph], inputs: list[Any]
+) -> None:
+    """A stream of one mode takes states and results straight from the run (no record is built for
+    it); a list of modes reads them from the event records. Both yield the same items, and a
+    listener beside the stream still gets every record."""
+    heard: dict[str, list[ev.Event]] = {"one": [], "paired": []}
+
+    def items(stream_mode: Any, way: str) -> list[Any]:
+        app = compile_graph(
+            make(), checkpointer=MemoryCheckpointer(), clock=FakeClock(), listeners=[heard[way].append]
+        )
+        return _items(app, stream_mode, inputs)
+
+    one = items(mode, "one")
+    paired = [item[1] if item[0] == mode else item for item in items([mode], "paired")]
+    if mode == "updates":  # the tasks of one superstep finish in any order
+        one, paired = sorted(one, key=repr), sorted(paired, key=repr)
+    assert paired == one
+    kind = ev.SuperstepCommitted if mode == "values" else ev.TaskFinished
+    counted = {way: sum(type(e) is kind and not e.namespace for e in got) for way, got in heard.items()}
+    assert counted["one"] == counted["paired"] > 0

@@ -7,12 +7,17 @@ first run's end (what a lazy import must not make dearer). Medians of 10
 interpreters. On a shared machine the times move with its load; the
 instructions that callgrind counts (`--instructions`, valgrind needed) do
 not: the same programs, minus a bare interpreter's (`python -c pass`).
+
+Every child may write bytecode (`PYTHONDONTWRITEBYTECODE` is dropped) and one
+unmeasured run goes first, so modules load from their `.pyc` files, as from an
+installed wheel: compiling the sources instead takes several times as long.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import statistics
@@ -74,35 +79,27 @@ app.invoke({"x": 1})
 """
 
 
+def _child(*args: str) -> subprocess.CompletedProcess[str]:
+    """A fresh interpreter run with `args`, allowed to write bytecode."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    return subprocess.run(args, check=True, capture_output=True, text=True, env=env, timeout=1800)
+
+
 def probe(imports: str, build: str, runs: int = RUNS) -> dict[str, float]:
     """The medians, over `runs` fresh interpreters, of import time and RSS, and of the first run's end."""
     code = _PROBE.format(imports=imports, build=build)
-    samples = [
-        json.loads(
-            subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
-        )
-        for _ in range(runs)
-    ]
+    _child(sys.executable, "-c", code)  # writes the bytecode the measured runs load
+    samples = [json.loads(_child(sys.executable, "-c", code).stdout) for _ in range(runs)]
     return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
 
 
 def _callgrind(code: str) -> int:
-    """Instructions of a fresh interpreter running `code`, counted by callgrind."""
+    """Instructions of a fresh interpreter running `code`, counted by callgrind (after a run uncounted)."""
+    _child(sys.executable, "-c", code)
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [
-                shutil.which("valgrind") or "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={Path(tmp) / 'callgrind.out'}",
-                sys.executable,
-                "-c",
-                code,
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=1800,
-        )
+        valgrind = [shutil.which("valgrind") or "valgrind", "--tool=callgrind"]
+        out = f"--callgrind-out-file={Path(tmp) / 'callgrind.out'}"
+        done = _child(*valgrind, out, sys.executable, "-c", code)
     found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
     if found is None:
         msg = f"callgrind printed no instruction count:\n{done.stderr[-2000:]}"

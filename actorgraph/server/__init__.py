@@ -41,7 +41,13 @@ from actorgraph._model.errors import MissingDependencyError
 
 # The `server` extra: module name -> the name pip installs it by. Checked before anything of it is
 # imported, so a slim install gets one error naming the extra, not an ImportError from deep inside.
-_EXTRA = {"starlette": "starlette", "uvicorn": "uvicorn", "pydantic": "pydantic", "orjson": "orjson"}
+_EXTRA = {
+    "starlette": "starlette",
+    "uvicorn": "uvicorn",
+    "pydantic": "pydantic",
+    "orjson": "orjson",
+    "croniter": "croniter",
+}
 _MISSING = [package for module, package in _EXTRA.items() if importlib.util.find_spec(module) is None]
 if _MISSING:
     missing = ", ".join(_MISSING)
@@ -50,5 +56,7 @@ if _MISSING:
 
 from actorgraph.server._app import create_app  # noqa: E402 - only once the extra is known there
 from actorgraph.server._body import Limits  # noqa: E402 - only once the extra is known there
+from actorgraph.server._cron_api import Crons  # noqa: E402 - only once the extra is known there
+from actorgraph.server._cron_rows import Cron  # noqa: E402 - only once the extra is known there
 
-__all__ = ["Limits", "create_app"]
+__all__ = ["Cron", "Crons", "Limits", "create_app"]

@@ -32,6 +32,8 @@ from actorgraph.checkpoint._queue import check_lease, worker_name
 from actorgraph.server._assistants import ROUTES as ASSISTANT_ROUTES
 from actorgraph.server._body import ApiError, Limits
 from actorgraph.server._context import Json, Server
+from actorgraph.server._cron_routes import ROUTES as CRON_ROUTES
+from actorgraph.server._crons import CronTable
 from actorgraph.server._graphs import Graphs, NotFoundError, served_graph
 from actorgraph.server._guard import Caught, HostChecked, TokenChecked, allowed_hosts
 from actorgraph.server._openapi import docs_page, openapi
@@ -39,6 +41,7 @@ from actorgraph.server._queued import Runs
 from actorgraph.server._resumable import Events
 from actorgraph.server._runner import Runner
 from actorgraph.server._runs import ROUTES as RUN_ROUTES
+from actorgraph.server._scheduler import Scheduler
 from actorgraph.server._state import State
 from actorgraph.server._tables import Tables
 from actorgraph.server._taker import Taker
@@ -48,7 +51,7 @@ __all__ = ["Taking", "close_server", "create_app", "server_parts", "stores_of"]
 
 log = logging.getLogger("actorgraph.server")
 
-ROUTES: list[tuple[str, str, Any]] = [*ASSISTANT_ROUTES, *THREAD_ROUTES, *RUN_ROUTES]
+ROUTES: list[tuple[str, str, Any]] = [*ASSISTANT_ROUTES, *THREAD_ROUTES, *RUN_ROUTES, *CRON_ROUTES]
 _LARGEST: Final = 1024
 
 
@@ -250,6 +253,9 @@ def server_parts(
     runner.forget = server.forget
     server.taker = Taker(runner, runs, list(served), concurrency=taking.concurrency)
     runner.wake = server.taker.wake
+    server.crons = CronTable(checkpointer)
+    server.scheduler = Scheduler(server.crons, runs, catalog, runner)
+    server.taker.also.append(server.scheduler.serve)  # servers and workers alike fire the crons' ticks
     return server, opened
 
 

@@ -26,7 +26,7 @@ async def info(_request: Request) -> Response:
         {
             "version": actorgraph.__version__,
             "server": "actorgraph",
-            "flags": {"assistants": True, "crons": False, "langsmith": False},
+            "flags": {"assistants": True, "crons": True, "langsmith": False},
         }
     )
 

@@ -10,10 +10,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from actorgraph.server._body import ApiError, Limits, check_id
+from actorgraph.server._crons import CronTable
 from actorgraph.server._graphs import Graphs, NotFoundError
 from actorgraph.server._queued import Runs
 from actorgraph.server._resumable import Events
 from actorgraph.server._runner import Runner
+from actorgraph.server._scheduler import Scheduler
 from actorgraph.server._state import State
 from actorgraph.server._tables import Tables, ThreadRow
 from actorgraph.server._taker import Taker
@@ -37,6 +39,8 @@ class Server:
         runs: the server's runs, rows of the checkpointer's run queue.
         events: the kept parts of resumable streams.
         taker: what takes the server's runs from the queue and keeps its leases.
+        crons: the crons' table, in the checkpointer's database.
+        scheduler: what queues the crons' runs at their ticks.
     """
 
     graphs: Graphs
@@ -49,6 +53,8 @@ class Server:
     runs: Runs
     events: Events
     taker: Taker | None = None
+    crons: CronTable | None = None
+    scheduler: Scheduler | None = None
 
     async def thread(self, thread_id: str) -> ThreadRow:
         """The thread's row, its id checked.

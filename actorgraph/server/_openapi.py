@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 import actorgraph
+from actorgraph.server._cron_models import CRON_BODIES
 from actorgraph.server._models import (
     AssistantSearch,
     HistoryRequest,
@@ -53,6 +54,7 @@ _BODIES: Final[dict[tuple[str, str], type[BaseModel]]] = {
     ("DELETE", "/store/items"): StoreDelete,
     ("POST", "/store/items/search"): StoreSearch,
     ("POST", "/store/namespaces"): NamespaceSearch,
+    **CRON_BODIES,
 }
 _STREAMS: Final = frozenset(p for (_, p) in _BODIES if p.endswith("/stream"))
 

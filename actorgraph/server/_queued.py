@@ -179,28 +179,54 @@ class Runs:
             LookupError: the thread does not exist and `create` is False.
         """
         spec = RunSpec(served.name, served.assistant_id, body.model_dump(mode="json"), temporary)
-        payload, stamp = encode(self.store, thread_id, spec), time.time()
-        after = body.after_seconds
+        stamp = time.time()
 
         def work(conn: Any) -> Created:
-            lock_thread(self.store, conn, thread_id)
-            thread = self.tables.thread_in(conn, thread_id, create=create, stamp=stamp)
-            active = active_runs(self.store, conn, thread_id)
-            if active and body.multitask_strategy == "reject":
-                raise _busy(thread_id)
-            asked = self._stop(conn, active, body.multitask_strategy, stamp)
-            take_now = here and not (asked if body.multitask_strategy != "enqueue" else active) and not after
-            new = NewRun(
-                thread_id, payload, graph=served.name, run_id=run_id or str(uuid.uuid4()),
-                holder=self.name if here else None, kept_for=self.name if here and not take_now else None,
-                lease=self.lease, not_before=stamp + after if after else None,
-            )  # fmt: skip
-            row = insert_run(self.store, conn, new, take_now=take_now, stamp=stamp)
-            self.tables.busy_in(conn, thread, served, stamp)
-            return Created(row, spec, asked)
+            return self.create_in(
+                conn, served, spec, body, thread_id, create=create, here=here, run_id=run_id, stamp=stamp
+            )
 
         result: Created = self.queue.transaction(f"creating a run on thread {thread_id!r}", work)
         return result
+
+    def create_in(  # noqa: PLR0913 - the transaction, the run, its thread, and how it is held
+        self,
+        conn: Any,
+        served: Served,
+        spec: RunSpec,
+        body: RunCreate,
+        thread_id: str,
+        *,
+        create: bool,
+        here: bool,
+        run_id: str | None,
+        stamp: float,
+        metadata: dict[str, Any] | None = None,
+    ) -> Created:
+        """`create`'s steps inside a caller's transaction (a cron's tick claims its tick in the same one).
+
+        `metadata` is a thread's made here (`create`). Nothing is written before a refusal.
+
+        Raises:
+            BusyError: `reject` on a busy thread.
+            LookupError: no such thread and `create` is False.
+        """
+        payload, after = encode(self.store, thread_id, spec), body.after_seconds
+        lock_thread(self.store, conn, thread_id)
+        thread = self.tables.thread_in(conn, thread_id, create=create, stamp=stamp, metadata=metadata)
+        active = active_runs(self.store, conn, thread_id)
+        if active and body.multitask_strategy == "reject":
+            raise _busy(thread_id)
+        asked = self._stop(conn, active, body.multitask_strategy, stamp)
+        take_now = here and not (asked if body.multitask_strategy != "enqueue" else active) and not after
+        new = NewRun(
+            thread_id, payload, graph=served.name, run_id=run_id or str(uuid.uuid4()),
+            holder=self.name if here else None, kept_for=self.name if here and not take_now else None,
+            lease=self.lease, not_before=stamp + after if after else None,
+        )  # fmt: skip
+        row = insert_run(self.store, conn, new, take_now=take_now, stamp=stamp)
+        self.tables.busy_in(conn, thread, served, stamp)
+        return Created(row, spec, asked)
 
     def ended_in(
         self, conn: Any, thread_id: str, how: str, status: str | None = None, error: Any = None

@@ -211,8 +211,10 @@ class Tables:
 
     # -- steps inside the queue's transactions ---------------------------------------------------
 
-    def thread_in(self, conn: Any, thread_id: str, *, create: bool, stamp: float) -> ThreadRow:
-        """The thread's row (made first when `create`: `if_not_exists="create"`).
+    def thread_in(
+        self, conn: Any, thread_id: str, *, create: bool, stamp: float, metadata: dict[str, Any] | None = None
+    ) -> ThreadRow:
+        """The thread's row (made first when `create`: `if_not_exists="create"`, with `metadata`).
 
         Raises:
             LookupError: the thread does not exist and `create` is False.
@@ -221,9 +223,9 @@ class Tables:
         if create:
             conn.execute(
                 f"INSERT INTO actorgraph_server_threads ({_THREAD})"
-                f" VALUES ({m}, '{{}}', 'idle', {m}, {m}, NULL)"
+                f" VALUES ({m}, {m}, 'idle', {m}, {m}, NULL)"
                 " ON CONFLICT (thread_id) DO NOTHING",
-                (thread_id, stamp, stamp),
+                (thread_id, orjson.dumps(metadata or {}).decode(), stamp, stamp),
             )
         found = conn.execute(
             f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}", (thread_id,)

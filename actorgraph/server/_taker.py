@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 from starlette.concurrency import run_in_threadpool
@@ -60,14 +60,15 @@ class Taker:
         self.poll = poll
         self.tick = tick
         self._wake = asyncio.Event()
+        self.also: list[Callable[[], Awaitable[None]]] = []  # loops that live as long as it (the crons')
 
     def wake(self) -> None:
         """A run waits: look now (from the event loop's thread)."""
         self._wake.set()
 
     async def serve(self) -> None:
-        """Take and beat until cancelled."""
-        await asyncio.gather(self._taking(), self._beating())
+        """Take and beat (and run the loops of `also`) until cancelled."""
+        await asyncio.gather(self._taking(), self._beating(), *(loop() for loop in self.also))
 
     async def _taking(self) -> None:
         queue, name, lease = self.runs.queue, self.runs.name, self.runs.lease

@@ -125,6 +125,8 @@ async def delete(request: Request) -> Response:
         live = server.runner.live.get(run.run_id)
         if server.runner.cancel(run.run_id) and live is not None:  # one going on here ends before its thread
             await live.ended()
+    if server.crons is not None:  # its crons go with it (a thread made again by that id has none)
+        await run_in_threadpool(server.crons.delete_of_thread, row.thread_id)
     await run_in_threadpool(server.forget, row.thread_id)
     return Response(status_code=204)
 

@@ -32,7 +32,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [package for module, package in _EXTRA.items() if importlib.util.find_spec(module) is None]
     if missing:
         args = sys.argv[1:] if argv is None else list(argv)
-        extras = {"serve": "cli,web", "server": "cli,server"}.get(args[:1][0] if args else "", "cli")
+        extras = {"serve": "cli,web", "server": "cli,server", "crons": "cli,server"}.get(
+            args[:1][0] if args else "", "cli"
+        )
         sys.stderr.write(
             f"actorgraph: the command line needs the cli extra ({', '.join(missing)} not installed): "
             f'pip install "actorgraph[{extras}]"\n'

@@ -10,6 +10,7 @@ import click
 import actorgraph
 from actorgraph.cli._codes import DONE, EXIT_CODES, STOPPED
 from actorgraph.cli._console import safe, stderr, styled
+from actorgraph.cli._crons import crons
 from actorgraph.cli._exits import report
 from actorgraph.cli._graphs import draw, schema, validate
 from actorgraph.cli._running import answer, resume, run
@@ -31,6 +32,7 @@ Examples:
   actorgraph serve flow.yaml --db runs.db
   actorgraph worker flow.yaml --dsn postgresql://app@db/runs
   actorgraph server --config langgraph.json
+  actorgraph crons add agent '0 9 * * *' --input '{{"topic": "news"}}'
 
 {EXIT_CODES}"""
 
@@ -51,7 +53,7 @@ def cli() -> None:
     """
 
 
-for _command in (run, answer, resume, threads, show, draw, validate, schema, serve, server, worker):
+for _command in (run, answer, resume, threads, show, draw, validate, schema, serve, server, worker, crons):
     cli.add_command(_command)
 
 

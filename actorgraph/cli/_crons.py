@@ -122,7 +122,7 @@ def list_crons(
     shown.columns[0].no_wrap = True  # an id is copied into `crons delete`: kept whole
     for cron in listed:
         schedule = cron.schedule + (f" ({cron.timezone})" if cron.timezone else "")
-        thread = cron.thread_id or f"new each tick ({cron.on_run_completed})"
+        thread = cron.thread_id or f"new ({cron.on_run_completed})"  # a new thread each tick
         tick = (
             "none"
             if cron.next_run_at is None

@@ -34,7 +34,7 @@ BAD_CREATES = [
     ({"schedule": "H * * * *"}, 422, "schedule"),
     ({"schedule": "0 0 30 2 *"}, 422, "never fires"),
     ({"schedule": "* * * * * * 1999"}, 422, "schedule"),
-    ({"schedule": "１ * * * *"}, 422, "schedule"),
+    ({"schedule": "\uff11 * * * *"}, 422, "schedule"),  # a full-width digit one
     ({"schedule": "* * * * *\n* * * * *"}, 422, "schedule"),
     ({"schedule": "1," * 300 + "1 * * * *"}, 422, "schedule"),
     ({"schedule": ""}, 422, "schedule"),
@@ -80,16 +80,20 @@ def test_bad_routes_bodies_and_ids(serve_with):
     http, client = server.http, server.client()
     thread = client.threads.create()["thread_id"]
     cron = client.crons.create_for_thread(thread, "counter", schedule="@hourly")["cron_id"]
+    daily = {"assistant_id": "counter", "schedule": "@daily"}
     cases = [
         ("POST", "/runs/crons", b"{not json", 400, "not JSON"),
         ("POST", "/runs/crons", b"", 422, "JSON body"),
-        ("POST", "/runs/crons", {"assistant_id": "counter", "schedule": "@daily", "input": "x" * 70_000}, 413, ""),
-        ("POST", "/runs/crons", {"assistant_id": "nobody", "schedule": "@daily"}, 404, "nobody"),
-        ("POST", f"/threads/{uuid.uuid4()}/runs/crons", {"assistant_id": "counter", "schedule": "@daily"}, 404, ""),
-        ("POST", "/threads/a%7Cb/runs/crons", {"assistant_id": "counter", "schedule": "@daily"}, 422, "thread_id"),
+        ("POST", "/runs/crons", {**daily, "input": "x" * 70_000}, 413, ""),
+        ("POST", "/runs/crons", {**daily, "assistant_id": "nobody"}, 404, "nobody"),
+        ("POST", f"/threads/{uuid.uuid4()}/runs/crons", daily, 404, ""),
+        ("POST", "/threads/a%7Cb/runs/crons", daily, 422, "thread_id"),
         (
-            "POST", f"/threads/{thread}/runs/crons",
-            {"assistant_id": "counter", "schedule": "@daily", "on_run_completed": "keep"}, 422, "on_run_completed",
+            "POST",
+            f"/threads/{thread}/runs/crons",
+            {**daily, "on_run_completed": "keep"},
+            422,
+            "on_run_completed",
         ),
         ("GET", f"/runs/crons/{uuid.uuid4()}", b"", 404, "not found"),
         ("GET", "/runs/crons/" + "x" * 300, b"", 422, "cron_id"),
@@ -106,7 +110,7 @@ def test_bad_routes_bodies_and_ids(serve_with):
         ("POST", "/runs/crons/search", {"limit": 0}, 422, "limit"),
         ("POST", "/runs/crons/search", {"thread_id": "a b"}, 422, "thread_id"),
         ("POST", "/runs/crons/count", {"metadata": ["x"]}, 422, "metadata"),
-    ]  # fmt: skip
+    ]
     for method, path, body, status, words in cases:
         code, detail = send(http, method, path, body)
         assert (method, path, code, words in detail) == (method, path, status, True), detail

@@ -16,8 +16,9 @@ app = create_app({"agent": graph}, db="actorgraph.db")  # an ASGI app: `uvicorn 
 LangGraph users already have (or `-g NAME=TARGET`) with uvicorn, so that
 `langgraph-sdk` (`get_client(url=...)`), `@langchain/langgraph-sdk` and its
 `useStream` work against it unchanged: assistants (one per graph), threads,
-their state and history, runs streamed (server-sent events) or waited for, and
-the memory store. It needs the `server` extra (`pip install "actorgraph[server]"`);
+their state and history, runs streamed (server-sent events) or waited for, the
+memory store, and crons (runs on a schedule: the cron routes, and `Crons` from
+Python). It needs the `server` extra (`pip install "actorgraph[server]"`);
 `import actorgraph` never imports it. docs/how-to/serve.md says how to use it and
 what differs from LangGraph's own server.
 

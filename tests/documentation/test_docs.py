@@ -72,6 +72,7 @@ RUNS: dict[str, Example] = {
     "tracing.py": Example((), "11 spans in 1 trace"),
     "workers.py": Example((), "notes-tides published: True True"),
     "serve_over_http.py": Example((), "conversation: ['hi', 'you said hi']"),
+    "serve_crons.py": Example((), "the cron ran at least 3 times; the client lists the daily cron"),
 }
 
 # Pages whose code blocks, in order, are a program a reader can copy and run: imports included.

@@ -80,6 +80,6 @@ def test_every_command_has_a_section() -> None:
 
 @pytest.mark.parametrize("command", sorted(cli_sections()))
 def test_every_command_says_which_extra_it_needs(command: str) -> None:
-    extras = {"serve": "cli,web", "server": "cli,server"}.get(command, "cli")
+    extras = {"serve": "cli,web", "server": "cli,server", "crons": "cli,server"}.get(command, "cli")
     first = cli_sections()[command].strip().split("\n\n")[0]
     assert f'pip install "actorgraph[{extras}]"' in first, f"cli.md: say what `actorgraph {command}` needs"

@@ -87,25 +87,34 @@ class Scheduler:
             self._wake.set()
 
     async def serve(self) -> None:
-        """Fire due ticks until cancelled."""
+        """Fire due ticks until cancelled (a failure is logged and looked at again, never the end of it)."""
         self._wake = asyncio.Event()
         while True:
             self._wake.clear()
+            earliest = None
             try:
-                fired = await run_in_threadpool(self.fire_due, time.time())
-                earliest = await run_in_threadpool(self.crons.earliest, self.names)
+                earliest = await self._round()
             except ActorGraphError as exc:
                 log.warning("could not fire the crons' ticks", extra={"error": str(exc)})
-                fired, earliest = [], None
-            for done in fired:
-                if done.created is not None:
-                    for run_id in done.created.asked:  # interrupt, rollback: a run going on here stops now
-                        self.runner.cancel(run_id)
-            if any(done.created is not None for done in fired):
-                self.runner.wake()
+            except Exception:  # a bug here must not stop the ticks (nor the taker beside it)
+                log.exception("could not fire the crons' ticks")
             delay = self.poll if earliest is None else min(self.poll, max(_SOONEST, earliest - time.time()))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def _round(self) -> float | None:
+        """Fire what is due (a read first: no transaction while nothing is); the earliest next tick after."""
+        earliest = await run_in_threadpool(self.crons.earliest, self.names)
+        if earliest is None or earliest > time.time():
+            return earliest
+        fired = await run_in_threadpool(self.fire_due, time.time())
+        for done in fired:
+            if done.created is not None:
+                for run_id in done.created.asked:  # interrupt, rollback: a run going on here stops now
+                    self.runner.cancel(run_id)
+        if any(done.created is not None for done in fired):
+            self.runner.wake()
+        return await run_in_threadpool(self.crons.earliest, self.names)
 
     def fire_due(self, now: float) -> list[Fired]:
         """Fire every tick of the graphs' crons due at `now` (wall-clock seconds), one transaction each."""

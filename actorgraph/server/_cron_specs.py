@@ -137,16 +137,17 @@ def patched(cron: Cron, body: CronPatch, *, now: float) -> Cron:
 
 
 def _ended(cron: Cron) -> Cron:
-    """A cron whose next tick is past its end has none."""
-    if cron.next_run_at is not None and cron.end_time is not None and cron.next_run_at > cron.end_time:
-        return dataclasses.replace(cron, next_run_at=None)
-    if (
-        cron.next_run_at is None
-        and cron.enabled
-        and (cron.end_time is None or cron.end_time > cron.updated_at)
-    ):
-        return dataclasses.replace(cron, next_run_at=next_tick(cron.schedule, cron.timezone, cron.updated_at))
-    return cron
+    """The cron's next tick made right after a change: none past its end; one again if it has none.
+
+    An enabled cron without a next tick (its end was reached, or its row was stopped) gets its
+    first tick after the change when its end allows one (an end moved later starts it again).
+    """
+    following = cron.next_run_at
+    if following is None and cron.enabled:
+        following = next_tick(cron.schedule, cron.timezone, cron.updated_at)
+    if following is not None and cron.end_time is not None and following > cron.end_time:
+        following = None
+    return cron if following == cron.next_run_at else dataclasses.replace(cron, next_run_at=following)
 
 
 def tick_request(cron: Cron) -> tuple[RunCreate, str | None]:

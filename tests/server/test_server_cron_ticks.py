@@ -13,6 +13,7 @@ the queue is read to count them.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import math
 import threading
 import time
@@ -97,6 +98,16 @@ def test_end_time_disabled_and_enabled_again(store):
         assert fired(server, T0 + 10) == [T0 + 0.5]  # its first tick; the next would be past its end
         assert server.crons.get(ending.cron_id).next_run_at is None
         assert fired(server, T0 + 20) == []
+        relabelled = server.crons.change(
+            ending.cron_id, lambda c: patched(c, CronPatch(metadata={"k": 1}), now=T0 + 21)
+        )
+        assert relabelled.next_run_at is None  # still past its end
+        later = dt.datetime.fromtimestamp(T0 + 100, dt.UTC)
+        extended = server.crons.change(
+            ending.cron_id, lambda c: patched(c, CronPatch(end_time=later), now=T0 + 22)
+        )
+        assert extended.next_run_at == T0 + 22.5  # an end moved later starts it again, from now
+        server.crons.delete(ending.cron_id)
 
         off = add(server, "* * * * * *", thread="b", enabled=False)
         assert fired(server, T0 + 30) == []

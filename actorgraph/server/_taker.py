@@ -13,6 +13,9 @@ Two tasks of the server's event loop (or of `actorgraph worker --config`'s):
   lease was lost is let go). Every few minutes it sweeps the parts of resumable
   streams kept past their time.
 
+Beside them run the loops of `also`, as long as they do: the crons' scheduler
+(`_scheduler.py`), so that servers and workers alike fire the crons' ticks.
+
 It does not register in `actorgraph_workers`: that registry tells the command
 line and the inbox that someone takes `submit`'s runs, which a server does not.
 """

@@ -3,8 +3,8 @@
 Three servers on one PostgreSQL database and an every-second cron for ten
 seconds, one server SIGKILLed in the middle: each tick's run exists once (its id
 is the cron's and the tick's), the ticks follow each other, and every run ends.
-A server started after an hour of downtime fires the missed ticks of a cron
-once, not once per missed tick. `langgraph-sdk` clients over HTTP, children
+After an hour of downtime, a worker (with no server) fires the missed ticks of
+a cron once, not once per missed tick, and runs it. `langgraph-sdk` clients over HTTP, children
 killed with SIGKILL (`tests/server_processes.py`).
 """
 
@@ -22,6 +22,8 @@ import pytest
 from langgraph_sdk import get_sync_client
 from server_processes import Processes, processes
 
+from actorgraph.checkpoint import SqliteCheckpointer
+from actorgraph.checkpoint._queue import run_queue
 from actorgraph.server import Crons
 from actorgraph.server._cron_specs import tick_run_id
 
@@ -72,7 +74,7 @@ def test_three_servers_fire_each_tick_once_and_a_kill_changes_nothing(
     assert "duplicate key" not in logs and "UNIQUE constraint" not in logs, logs[-4000:]
 
 
-def test_a_server_back_after_downtime_fires_missed_ticks_once(tmp_path: Path) -> None:
+def test_after_downtime_the_missed_ticks_fire_once_even_from_a_worker(tmp_path: Path) -> None:
     db = tmp_path / "runs.db"
     with processes(tmp_path, ["--db", str(db)]) as running:
         client = get_sync_client(url=running.server(), timeout=WAIT)
@@ -81,18 +83,28 @@ def test_a_server_back_after_downtime_fires_missed_ticks_once(tmp_path: Path) ->
     with Crons(db=str(db)) as crons:
         cron = crons.add("slow", "* * * * *", thread_id=thread, input={"sleep": 0})
     hour_ago = time.time() - 3600
-    with sqlite3.connect(db) as conn:  # the server was down for an hour: sixty ticks missed
+    with sqlite3.connect(db) as conn:  # no server or worker ran for an hour: sixty ticks missed
         conn.execute(
             "UPDATE actorgraph_crons SET next_run_at = ? WHERE cron_id = ?", (hour_ago, cron.cron_id)
         )
-    with processes(tmp_path, ["--db", str(db)]) as running:
-        client = get_sync_client(url=running.server(log="again.log"), timeout=WAIT)
-        runs = _until(lambda: client.runs.list(thread), "the missed tick did not fire", running)
-        time.sleep(2)  # more looks of the scheduler: nothing more fires before the next minute
-        runs = client.runs.list(thread)
-        if len(runs) > 1:  # a minute boundary passed meanwhile: that tick is its own
-            now_minute = time.time() // 60 * 60
-            runs = [r for r in runs if r["run_id"] != tick_run_id(cron.cron_id, now_minute)]
-        assert [r["run_id"] for r in runs] == [tick_run_id(cron.cron_id, hour_ago)]
-        shown = client.http.get(f"/runs/crons/{cron.cron_id}")
-        assert dt.datetime.fromisoformat(shown["next_run_date"]).timestamp() > time.time() - 1
+    store = SqliteCheckpointer(str(db))
+    queue = run_queue(store)
+    try:
+        with processes(tmp_path, ["--db", str(db)]) as running:
+            running.worker(name="w", log="worker.log")  # a worker alone: it fires the ticks and runs them
+            _until(
+                lambda: [r for r in queue.runs_of(thread) if r.state == "done"],
+                "the missed tick did not run",
+                running,
+            )
+            time.sleep(2)  # more looks of the scheduler: nothing more fires before the next minute
+            this_minute = time.time() // 60 * 60  # a minute boundary passed meanwhile: that tick is its own
+            runs = [
+                r.run_id for r in queue.runs_of(thread) if r.run_id != tick_run_id(cron.cron_id, this_minute)
+            ]
+    finally:
+        store.close()
+    assert runs == [tick_run_id(cron.cron_id, hour_ago)]
+    with Crons(db=str(db)) as crons:
+        again = crons.get(cron.cron_id)
+    assert again is not None and again.next_run_at is not None and again.next_run_at > hour_ago + 3600

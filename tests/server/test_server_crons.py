@@ -169,8 +169,8 @@ def test_search_count_get_update_and_delete(running):
 def test_a_cron_on_a_busy_thread_follows_its_multitask_strategy(running):
     client = running.client()
     queued, refused = client.threads.create()["thread_id"], client.threads.create()["thread_id"]
-    for thread in (queued, refused):
-        client.runs.create(thread, "slow", input={"sleep": 4})
+    client.runs.create(queued, "slow", input={"sleep": 4})
+    client.runs.create(refused, "slow", input={"sleep": 20})  # busy past the test's end: every tick refused
     waits = client.crons.create_for_thread(queued, "slow", schedule=EVERY_SECOND, input={"sleep": 0})
     rejects = client.crons.create_for_thread(
         refused, "slow", schedule=EVERY_SECOND, input={"sleep": 0}, multitask_strategy="reject"

@@ -25,6 +25,7 @@ Zone = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Webhook = Annotated[str, StringConstraints(min_length=1, max_length=65536)]
 Strategy = Literal["reject", "enqueue", "interrupt", "rollback"]
 Modes = StreamMode | Annotated[list[StreamMode], Field(max_length=len(STREAM_MODES))]
+Filter = Annotated[dict[str, Any], Field(max_length=100)]  # each key is a condition of the query
 
 RUN_FIELDS: Final = (
     "input",
@@ -126,7 +127,7 @@ class CronSearch(_Body):
     assistant_id: Name | None = None
     thread_id: ID | None = None
     enabled: bool | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Filter | None = None
     limit: Annotated[int, Field(ge=1, le=1000)] = 10
     offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     sort_by: Literal[
@@ -142,7 +143,7 @@ class CronCount(_Body):
     assistant_id: Name | None = None
     thread_id: ID | None = None
     enabled: bool | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Filter | None = None
 
 
 CRON_BODIES: Final[dict[tuple[str, str], type[BaseModel]]] = {

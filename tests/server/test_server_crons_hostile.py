@@ -110,6 +110,7 @@ def test_bad_routes_bodies_and_ids(serve_with):
         ("POST", "/runs/crons/search", {"limit": 0}, 422, "limit"),
         ("POST", "/runs/crons/search", {"thread_id": "a b"}, 422, "thread_id"),
         ("POST", "/runs/crons/count", {"metadata": ["x"]}, 422, "metadata"),
+        ("POST", "/runs/crons/search", {"metadata": {str(k): k for k in range(101)}}, 422, "metadata"),
     ]
     for method, path, body, status, words in cases:
         code, detail = send(http, method, path, body)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from actorgraph._model.errors import ConfigError
@@ -10,6 +12,7 @@ from actorgraph.cli._console import stdout
 from actorgraph.cli._exits import CommandError, guarded
 from actorgraph.cli._logs import log_format_option, log_to_stderr
 from actorgraph.cli._options import Output, StoreChoice, command, output_options, store_options
+from actorgraph.cli._webhook_options import WebhookOptions, webhook_options
 
 __all__ = ["server"]
 
@@ -75,6 +78,7 @@ __all__ = ["server"]
 @store_options
 @output_options
 @guarded
+@webhook_options
 def server(  # noqa: PLR0913 - one keyword per option, as click passes them
     *,
     config: str | None,
@@ -86,6 +90,7 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
     cors_origin: tuple[str, ...],
     lease: float,
     concurrency: int,
+    webhooks: WebhookOptions,
     log_format: str,
     store: StoreChoice,
     out: Output,
@@ -98,14 +103,11 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
     server and any `actorgraph worker --config` on the same store take them, and a
     run whose server died is finished by another once its lease ran out. It logs
     each request and each run's end on stderr (--log-format json: one object a
-    line). Needs the `server` extra.
+    line). Webhooks are signed with --webhook-secret, sent to public addresses
+    only (--webhook-allow adds others). Needs the `server` extra.
     """
     del out  # --json and --debug mean nothing to a server; accepted like every command's
-    try:
-        from actorgraph.server._serve import serve  # noqa: PLC0415 - the server extra, for this command only
-    except ImportError as exc:
-        msg = f'server needs the server extra ({exc.name} is missing): pip install "actorgraph[server]"'
-        raise CommandError(msg) from exc
+    serve = _serving()
     log_to_stderr(log_format, server=True)
     stdout.file.flush()
     try:
@@ -121,7 +123,23 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
             cors_origins=cors_origin,
             lease=lease,
             concurrency=concurrency,
+            webhook_secret=webhooks.secret,
+            webhook_allow=webhooks.allow,
         )
     except ConfigError as exc:
         raise CommandError(str(exc)) from None
     return DONE
+
+
+def _serving() -> Any:
+    """The server extra's `serve`, imported for this command only.
+
+    Raises:
+        CommandError: the extra is not installed (naming it).
+    """
+    try:
+        from actorgraph.server._serve import serve  # noqa: PLC0415 - the server extra, for this command only
+    except ImportError as exc:
+        msg = f'server needs the server extra ({exc.name} is missing): pip install "actorgraph[server]"'
+        raise CommandError(msg) from exc
+    return serve

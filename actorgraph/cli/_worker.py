@@ -16,6 +16,7 @@ from actorgraph.cli._options import Output, StoreChoice, command, output_options
 from actorgraph.cli._outcome import Next, tell_done
 from actorgraph.cli._target import Found, find
 from actorgraph.cli._thread import GRAPH_KEY, recorded_form
+from actorgraph.cli._webhook_options import WebhookOptions, webhook_options
 from actorgraph.func import Entrypoint
 
 __all__ = ["queued_answer", "worker"]
@@ -62,6 +63,7 @@ __all__ = ["queued_answer", "worker"]
 @store_options
 @output_options
 @guarded
+@webhook_options
 def worker(  # noqa: PLR0913 - click passes every option as a keyword
     *,
     target: str | None,
@@ -70,6 +72,7 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
     concurrency: int,
     lease: float,
     name: str | None,
+    webhooks: WebhookOptions,
     log_format: str,
     store: StoreChoice,
     out: Output,
@@ -94,7 +97,7 @@ def worker(  # noqa: PLR0913 - click passes every option as a keyword
         raise CommandError(msg)
     log_to_stderr(log_format)
     if target is None:
-        return _server_runs(config, graphs, store, concurrency=concurrency, lease=lease, name=named)
+        return _server_runs(config, graphs, store, webhooks, concurrency=concurrency, lease=lease, name=named)
     graph = find(target)
     stderr.print(f"worker {named} takes the queued runs of {target}", highlight=False, markup=False)
     dsn, db = (store.dsn, None) if store.dsn else (None, store.db)
@@ -124,26 +127,33 @@ def _server_runs(  # noqa: PLR0913 - the graphs, their store, and the worker's b
     config: str | None,
     graphs: tuple[str, ...],
     store: StoreChoice,
+    webhooks: WebhookOptions,
     *,
     concurrency: int,
     lease: float,
     name: str,
 ) -> int:
-    """Take the runs `actorgraph server` queued for these graphs (the server extra), until stopped."""
+    """Take the runs `actorgraph server` queued for these graphs (the server extra), until stopped.
+
+    With a webhook secret, it also delivers the webhooks owed in the store.
+    """
     try:
         from actorgraph.server._app import Taking  # noqa: PLC0415 - the server extra, for this form only
-        from actorgraph.server._serve import graphs_of  # noqa: PLC0415
+        from actorgraph.server._serve import served_settings  # noqa: PLC0415
         from actorgraph.server._work import work  # noqa: PLC0415
     except ImportError as exc:
         extra = 'pip install "actorgraph[server]"'
         msg = f"worker --config needs the server extra ({exc.name} is missing): {extra}"
         raise CommandError(msg) from exc
     try:
+        served, hooks = served_settings(
+            config, graphs, webhook_secret=webhooks.secret, webhook_allow=webhooks.allow
+        )
         work(
-            graphs_of(config, graphs),
+            served,
             db=None if store.dsn else store.db,
             dsn=store.dsn,
-            taking=Taking(lease, concurrency, name),
+            taking=Taking(lease, concurrency, name, hooks),
         )
     except actorgraph.ConfigError as exc:
         raise CommandError(str(exc)) from None

@@ -31,6 +31,9 @@ DNS rebinding); CORS is off unless origins are named. Every request body is read
 with bounds (size, JSON depth, list sizes) and validated by a pydantic model
 before anything runs; every refusal is a 4xx `{"detail": ...}` naming the
 field, and nothing a route did not expect is answered with a traceback.
+Webhooks are signed (a secret is required to accept one) and sent only to
+public addresses unless `webhooks.allow` names others, each address checked
+when the request is sent, no redirect followed (`_webhooks.py`).
 
 Layer (docs/design.md): a front end, at the top, on the public API and the facade.
 It imports no other front end (`actorgraph.cli` imports it only to start it).
@@ -48,6 +51,7 @@ _EXTRA = {
     "pydantic": "pydantic",
     "orjson": "orjson",
     "croniter": "croniter",
+    "httpx": "httpx",
 }
 _MISSING = [package for module, package in _EXTRA.items() if importlib.util.find_spec(module) is None]
 if _MISSING:
@@ -59,5 +63,6 @@ from actorgraph.server._app import create_app  # noqa: E402 - only once the extr
 from actorgraph.server._body import Limits  # noqa: E402 - only once the extra is known there
 from actorgraph.server._cron_api import Crons  # noqa: E402 - only once the extra is known there
 from actorgraph.server._cron_rows import Cron  # noqa: E402 - only once the extra is known there
+from actorgraph.server._webhooks import Webhooks  # noqa: E402 - only once the extra is known there
 
-__all__ = ["Cron", "Crons", "Limits", "create_app"]
+__all__ = ["Cron", "Crons", "Limits", "Webhooks", "create_app"]

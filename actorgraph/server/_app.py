@@ -46,6 +46,9 @@ from actorgraph.server._state import State
 from actorgraph.server._tables import Tables
 from actorgraph.server._taker import Taker
 from actorgraph.server._threads import ROUTES as THREAD_ROUTES
+from actorgraph.server._webhook_delivery import serve_webhooks
+from actorgraph.server._webhook_outbox import Outbox
+from actorgraph.server._webhooks import Webhooks
 
 __all__ = ["Taking", "close_server", "create_app", "server_parts", "stores_of"]
 
@@ -118,6 +121,7 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
     limits: Limits | None = None,
     lease: float = 30.0,
     concurrency: int = 16,
+    webhooks: Webhooks | None = None,
 ) -> Starlette:
     """The ASGI app serving the LangGraph Server API for `graphs`, so that LangGraph's clients drive them.
 
@@ -140,6 +144,7 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
         limits: bounds on request bodies (size, JSON depth, list sizes).
         lease: seconds a run stays this server's without a heartbeat (then another process takes it).
         concurrency: background runs taken from the queue at once (waited-for runs not counted).
+        webhooks: how webhooks are signed and where they may go (without a secret, runs with one are 422).
 
     Returns:
         A Starlette app; its lifespan takes runs from the queue, and its end gives back the runs going on.
@@ -149,8 +154,13 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
             an `allow_hosts` entry that is not a host name, a bad lease or concurrency.
     """
     middleware = _middleware(allowed_hosts(allow_hosts), cors_origins, token)
-    taking = Taking(check_lease(lease), _concurrency(concurrency))
+    taking = Taking(check_lease(lease), _concurrency(concurrency), webhooks=webhooks)
     server, opened = server_parts(graphs, stores_of(db, dsn, checkpointer, store), limits or Limits(), taking)
+    return _starlette(server, opened, middleware)
+
+
+def _starlette(server: Server, opened: list[Any], middleware: list[Middleware]) -> Starlette:
+    """The Starlette app of a server's parts: its routes, its middleware, and its lifespan."""
     lifespan = _lifespan(server, opened)
     app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
     app.state.server = server
@@ -214,11 +224,15 @@ def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str 
 
 @dataclass(frozen=True, slots=True)
 class Taking:
-    """How a server (or a worker of the server's graphs) takes runs: its lease, its concurrency, its name."""
+    """How a server (or a worker of the server's graphs) takes runs: its lease, its concurrency, its name.
+
+    With a webhook secret (`webhooks`), it also takes and sends the webhooks owed in the store.
+    """
 
     lease: float = 30.0
     concurrency: int = 16
     name: str | None = None
+    webhooks: Webhooks | None = None
 
 
 def _concurrency(concurrency: object) -> int:
@@ -238,6 +252,7 @@ def server_parts(
     served: dict[str, Any] = {}
     try:
         tables = Tables(checkpointer)
+        outbox = Outbox(checkpointer)
         for name, value in graphs.items():
             served[name] = served_graph(name, value, checkpointer=checkpointer, store=store)
     except BaseException:
@@ -256,6 +271,7 @@ def server_parts(
     server.crons = CronTable(checkpointer)
     server.scheduler = Scheduler(server.crons, runs, catalog, runner)
     server.taker.also.append(server.scheduler.serve)  # servers and workers alike fire the crons' ticks
+    serve_webhooks(server, outbox, taking.webhooks)
     return server, opened
 
 

@@ -31,7 +31,7 @@ from actorgraph._model.errors import ConfigError
 
 __all__ = ["ServerConfig", "graph_option", "imported", "read_config"]
 
-_USED: Final = frozenset({"graphs", "dependencies", "env"})
+_USED: Final = frozenset({"graphs", "dependencies", "env", "webhooks"})
 _NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _ENV_LINE: Final = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*")
 _LARGEST: Final = 1 << 20  # bytes of a langgraph.json or .env file read
@@ -46,12 +46,14 @@ class ServerConfig:
         dependencies: folders put on `sys.path` before the graphs are imported.
         env: environment variables set (where not set already) before they are imported.
         base: the folder relative paths are read from (the config file's).
+        webhooks: the `webhooks` object (`allow`, `timeout`, `retry_for`), read by `_webhooks.webhooks_of`.
     """
 
     graphs: dict[str, str] = field(default_factory=dict)
     dependencies: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     base: Path = field(default_factory=Path.cwd)
+    webhooks: dict[str, Any] = field(default_factory=dict)
 
     def apply(self) -> None:
         """Set the environment (the process's own values win) and put the dependencies on `sys.path`."""
@@ -91,8 +93,8 @@ def read_config(path: str | os.PathLike[str]) -> ServerConfig:
     unused = sorted(str(k) for k in data if k not in _USED)
     if unused:
         warnings.warn(
-            f"{where.name}: {', '.join(unused)} not used by actorgraph server (only graphs, dependencies "
-            "and env are); ignored",
+            f"{where.name}: {', '.join(unused)} not used by actorgraph server (only graphs, dependencies, "
+            "env and webhooks are); ignored",
             stacklevel=2,
         )
     base = where.resolve().parent
@@ -101,6 +103,7 @@ def read_config(path: str | os.PathLike[str]) -> ServerConfig:
         _dependencies(data.get("dependencies", [])),
         _env(data.get("env", {}), base),
         base,
+        _webhooks(data.get("webhooks", {})),
     )
 
 
@@ -112,6 +115,12 @@ def _graphs(value: Any) -> dict[str, str]:
         given = target.get("path") if isinstance(target, dict) else target
         out[check_name(name)] = _check_target(name, given)
     return out
+
+
+def _webhooks(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigError('"webhooks" must be an object, such as {"allow": ["10.0.0.0/8"]}')
+    return value
 
 
 def _dependencies(value: Any) -> tuple[str, ...]:

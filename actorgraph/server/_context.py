@@ -41,6 +41,7 @@ class Server:
         taker: what takes the server's runs from the queue and keeps its leases.
         crons: the crons' table, in the checkpointer's database.
         scheduler: what queues the crons' runs at their ticks.
+        webhooks: how it signs and sends webhooks, and where they may go (`_webhooks.Webhooks`).
     """
 
     graphs: Graphs
@@ -55,6 +56,7 @@ class Server:
     taker: Taker | None = None
     crons: CronTable | None = None
     scheduler: Scheduler | None = None
+    webhooks: Any = None
 
     async def thread(self, thread_id: str) -> ThreadRow:
         """The thread's row, its id checked.

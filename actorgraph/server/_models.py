@@ -2,7 +2,7 @@
 
 They follow what `langgraph-sdk` sends (where LangGraph's OpenAPI document and
 the client disagree, the client wins). Fields the server has nothing to do with
-(`webhook`, `feedback_keys`, `langsmith_tracer`, ...) are accepted and ignored,
+(`feedback_keys`, `langsmith_tracer`, ...) are accepted and ignored,
 so that a newer client still works; anything of the wrong type or out of range
 is refused with 422, naming the field. The OpenAPI document is made from them.
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from actorgraph.server._webhooks import URL_LONGEST
 
 __all__ = [
     "ID",
@@ -102,6 +104,7 @@ class RunCreate(_Body):
     on_completion: Literal["delete", "keep"] = "delete"
     after_seconds: Annotated[float, Field(ge=0, le=86400)] | None = None
     durability: Literal["sync", "async", "exit"] | None = None
+    webhook: Annotated[str, StringConstraints(min_length=1, max_length=URL_LONGEST)] | None = None
 
     def modes(self) -> tuple[str, ...]:
         """The stream modes asked for, each once, in order."""

@@ -128,6 +128,7 @@ def run_json(row: QueuedRow, spec: RunSpec | None) -> dict[str, Any]:
             "command": body.get("command"),
             "stream_mode": [stream] if isinstance(stream, str) else stream,
             "config": body.get("config") or {},
+            "webhook": body.get("webhook"),
         },
         "multitask_strategy": body.get("multitask_strategy", "enqueue"),
     }

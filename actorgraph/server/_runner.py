@@ -38,6 +38,7 @@ from actorgraph.server._graphs import Graphs, Served
 from actorgraph.server._live import LiveRun
 from actorgraph.server._queued import Created, Runs, RunSpec, decode
 from actorgraph.server._resumable import Events
+from actorgraph.server._webhook_body import Ends
 from actorgraph.server._wire import error_body
 
 __all__ = ["Runner", "answerer"]
@@ -71,6 +72,7 @@ class _Run:
     kept: int = 0  # how many of its resumable parts are written
     kept_at: float = field(default_factory=time.monotonic)
     task: asyncio.Task[None] | None = None
+    began: float = field(default_factory=time.time)  # wall-clock seconds it began here (for its webhook)
 
 
 class Runner:
@@ -88,6 +90,7 @@ class Runner:
         self.recent: dict[str, LiveRun] = {}  # runs ended here within `_LINGER` s, for late joiners
         self.forget: Callable[[str], None] | None = None  # deletes a stateless run's thread
         self.wake: Callable[[], None] = lambda: None  # tells the taker a run waits
+        self.webhooks: Ends | None = None  # owes the webhooks of the runs that end here
 
     def held(self) -> list[str]:
         """The runs whose lease (or reservation) this process renews."""
@@ -232,6 +235,8 @@ class Runner:
             if run.why != "lost":
                 await self._keep(run, done=True)
                 ended = await run_in_threadpool(self._record, run, how, status, error)
+                if self.webhooks is not None:
+                    self.webhooks.wake()
             if run.spec.temporary and ended not in ("queued", "lost") and self.forget is not None:
                 await run_in_threadpool(self.forget, row.thread_id)
         except ActorGraphError:
@@ -253,12 +258,15 @@ class Runner:
     def _record(self, run: _Run, how: str, status: str, error: Any) -> str:
         """Record the run's end (and its thread's status); how it ended, "lost" when another holds it."""
         message = None if error is None else f"{error['error']}: {error['message']}"
+        owe = None if self.webhooks is None else self.webhooks.owed(run.row, run.spec, error, run.began)
+
+        def ended_in(conn: Any, thread: Any, ended: str) -> None:
+            self.runs.ended_in(conn, thread, ended, status, error)
+            if owe is not None:  # its webhook is owed in the transaction that records its end
+                owe(conn, ended)
+
         how_ended = self.runs.queue.finish(
-            run.row.run_id,
-            self.runs.name,
-            state=how,
-            error=message,
-            ended=lambda conn, thread, ended: self.runs.ended_in(conn, thread, ended, status, error),
+            run.row.run_id, self.runs.name, state=how, error=message, ended=ended_in
         )
         return how_ended or "lost"
 

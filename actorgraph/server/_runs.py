@@ -29,6 +29,7 @@ from actorgraph.server._live import LiveRun, SseResponse
 from actorgraph.server._models import RunCreate
 from actorgraph.server._queued import STATUS, Created, RunSpec, run_json
 from actorgraph.server._tables import BusyError
+from actorgraph.server._webhooks import check_webhook
 
 __all__ = ["ROUTES"]
 
@@ -45,6 +46,8 @@ async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Se
     thread_id = new_id() if stateless else check_id(request.path_params["thread_id"], "thread_id")
     run_input(body)  # options that do not fit the graph are refused before anything is written
     run_keywords(served, body, thread_id)
+    if body.webhook is not None:  # 422 for a URL the server would not send to, before anything is written
+        await check_webhook(body.webhook, server.webhooks)
     run_id = new_id()
     if here:  # the taker may take it before this request comes back: it knows whose it is
         server.runner.awaited.add(run_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,9 @@ from actorgraph._model.errors import ConfigError
 from actorgraph.server._app import create_app
 from actorgraph.server._config import ServerConfig, graph_option, imported, read_config
 from actorgraph.server._guard import is_loopback
+from actorgraph.server._webhooks import SECRET_VARIABLE, Webhooks, webhooks_of
 
-__all__ = ["graphs_of", "serve"]
+__all__ = ["graphs_from", "graphs_of", "serve", "served_settings"]
 
 log = logging.getLogger("actorgraph.server")
 
@@ -26,7 +28,12 @@ def graphs_of(config: str | None, graphs: Sequence[str]) -> dict[str, Any]:
     Raises:
         ConfigError: a bad file or option, or a graph that cannot be imported (naming it).
     """
-    settings = read_config(config) if config is not None else ServerConfig()
+    return graphs_from(read_config(config) if config is not None else None, graphs)
+
+
+def graphs_from(config: ServerConfig | None, graphs: Sequence[str]) -> dict[str, Any]:
+    """`graphs_of` for a config file read already (None: no file)."""
+    settings = config or ServerConfig()
     named = dict(graph_option(text) for text in graphs)
     targets = {**settings.graphs, **named}
     if not targets:
@@ -77,10 +84,14 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
     cors_origins: Sequence[str] = (),
     lease: float = 30.0,
     concurrency: int = 16,
+    webhook_secret: str | None = None,
+    webhook_allow: Sequence[str] = (),
 ) -> None:
     """Serve the graphs with uvicorn until stopped (Ctrl-C, SIGTERM): what `actorgraph server` runs.
 
     Its requests and runs are logged on the `actorgraph.server` logger (uvicorn's access log is off).
+    Webhooks are signed with `webhook_secret`, else `$ACTORGRAPH_WEBHOOK_SECRET` (read once the
+    file's `env` is set); `webhook_allow` adds to the file's `webhooks.allow`.
 
     Raises:
         ConfigError: a bad config, graph or option, or a non-loopback `host` without `token`.
@@ -88,8 +99,11 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
     import uvicorn  # noqa: PLC0415 - the server extra, imported when serving
 
     check_binding(host, token)
+    served, webhooks = served_settings(
+        config, graphs, webhook_secret=webhook_secret, webhook_allow=webhook_allow
+    )
     app = create_app(
-        graphs_of(config, graphs),
+        served,
         db=db if dsn is None else None,
         dsn=dsn,
         token=token,
@@ -97,7 +111,28 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
         cors_origins=cors_origins,
         lease=lease,
         concurrency=concurrency,
+        webhooks=webhooks,
     )
     names = ", ".join(s.name for s in app.state.server.graphs)
     log.warning("actorgraph server: serving %s on http://%s:%d (Ctrl-C stops)", names, host, port)
     uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
+
+
+def served_settings(
+    config: str | None, graphs: Sequence[str], *, webhook_secret: str | None, webhook_allow: Sequence[str]
+) -> tuple[dict[str, Any], Webhooks]:
+    """The graphs to serve (`graphs_of`) and the webhook settings, the config file read once.
+
+    The secret is `webhook_secret`, else `$ACTORGRAPH_WEBHOOK_SECRET` once the file's `env` is set;
+    `webhook_allow` adds to the file's `webhooks.allow`.
+
+    Raises:
+        ConfigError: a bad file, option or graph (named).
+    """
+    settings = read_config(config) if config is not None else None
+    served = graphs_from(settings, graphs)
+    secret = webhook_secret if webhook_secret is not None else os.environ.get(SECRET_VARIABLE) or None
+    hooks = webhooks_of(
+        settings.webhooks if settings is not None else None, secret=secret, allow=webhook_allow
+    )
+    return served, hooks

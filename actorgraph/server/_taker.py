@@ -63,7 +63,7 @@ class Taker:
         self.poll = poll
         self.tick = tick
         self._wake = asyncio.Event()
-        self.also: list[Callable[[], Awaitable[None]]] = []  # loops that live as long as it (the crons')
+        self.also: list[Callable[[], Awaitable[None]]] = []  # more loops of the process (crons, webhooks)
 
     def wake(self) -> None:
         """A run waits: look now (from the event loop's thread)."""

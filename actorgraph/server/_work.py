@@ -38,6 +38,8 @@ def work(
 ) -> None:
     """Take and run the queued runs of `graphs` on the store until `stop` is set (or SIGTERM, Ctrl-C).
 
+    With a webhook secret (`taking.webhooks`), it also delivers the webhooks owed in the store.
+
     Raises:
         ConfigError: a graph that is none of the kinds served, or a store that keeps no SQL database.
         CheckpointError: the database cannot be reached.

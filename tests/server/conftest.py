@@ -103,7 +103,8 @@ def serve_with(tmp_path: Path) -> Iterator[Callable[..., Any]]:
     stack: list[Any] = []
 
     def start(graphs: dict[str, Any] | None = None, **options: Any) -> Running:
-        options.setdefault("db", str(tmp_path / "server.db"))
+        if not {"db", "dsn", "checkpointer"} & options.keys():
+            options["db"] = str(tmp_path / "server.db")
         context = serving(graphs, **options)
         stack.append(context)
         return context.__enter__()

@@ -22,7 +22,7 @@ TOLERANCE = 300  # seconds: a delivery signed longer ago (or ahead) is refused, 
 def signing_key(secret: str) -> bytes:
     """The key actorgraph signs with: a `whsec_` secret's base64 bytes, any other secret's UTF-8."""
     if secret.startswith("whsec_"):
-        return base64.b64decode(secret.removeprefix("whsec_"))
+        return base64.b64decode(secret.removeprefix("whsec_"), validate=True)
     return secret.encode()
 
 

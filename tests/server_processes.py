@@ -59,10 +59,12 @@ class Processes:
         self.children.append(child)
         return child
 
-    def server(self, *, lease: float = 2.0, concurrency: int = 16, log: str = "server.log") -> str:
-        """Start `actorgraph server` on the store; its URL once it answers."""
+    def server(
+        self, *, lease: float = 2.0, concurrency: int = 16, log: str = "server.log", extra: Sequence[str] = ()
+    ) -> str:
+        """Start `actorgraph server` on the store (with `extra` options); its URL once it answers."""
         port = free_port()
-        argv = ["server", *(a for g in GRAPHS for a in ("-g", g)), *self.store, "--port", str(port)]
+        argv = ["server", *(a for g in GRAPHS for a in ("-g", g)), *self.store, "--port", str(port), *extra]
         child = self._start([*argv, "--lease", str(lease), "--concurrency", str(concurrency)], log)
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + WAIT
@@ -77,9 +79,11 @@ class Processes:
                 raise RuntimeError(msg)
             time.sleep(0.1)
 
-    def worker(self, *, name: str, lease: float = 2.0, log: str = "worker.log") -> subprocess.Popen[bytes]:
-        """Start `actorgraph worker -g ...` (the server's graphs) on the store."""
-        argv = ["worker", *(a for g in GRAPHS for a in ("-g", g)), *self.store, "--name", name]
+    def worker(
+        self, *, name: str, lease: float = 2.0, log: str = "worker.log", extra: Sequence[str] = ()
+    ) -> subprocess.Popen[bytes]:
+        """Start `actorgraph worker -g ...` (the server's graphs) on the store (with `extra` options)."""
+        argv = ["worker", *(a for g in GRAPHS for a in ("-g", g)), *self.store, "--name", name, *extra]
         return self._start([*argv, "--lease", str(lease)], log)
 
     def kill(self, child: subprocess.Popen[bytes] | None = None) -> None:

@@ -2,7 +2,7 @@
 
 `receiving(...)` serves on `host` (127.0.0.1, or another loopback address such
 as 127.0.0.2, which Linux serves too) and a free port, records each delivery
-(path, headers in lower case, body), and answers the Nth request with the Nth
+(path, headers in lower case, body), and answers the Nth request (of any method) with the Nth
 of `answers` (a status, or a status and headers), then `then`. With `hold`, a
 request waits until the test releases it (a receiver that does not answer), and
 `arrived` is set when the first request came. Every wait is bounded; the server
@@ -74,12 +74,17 @@ def _handler(receiver: Receiver) -> type[http.server.BaseHTTPRequestHandler]:
             body = self.rfile.read(int(self.headers.get("content-length") or 0))
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, extra = receiver.answer(body, self.path, headers)
-            self.send_response(status)
-            for name, value in extra.items():
-                self.send_header(name, value)
-            self.send_header("content-length", "2")
-            self.end_headers()
-            self.wfile.write(b"ok")
+            try:
+                self.send_response(status)
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", "2")
+                self.end_headers()
+                self.wfile.write(b"ok")
+            except OSError:  # the sender is gone (killed while the answer was held)
+                self.close_connection = True
+
+        do_GET = do_PUT = do_POST  # a redirect followed may change the method: count those too
 
         def log_message(self, *_args: Any) -> None:
             pass

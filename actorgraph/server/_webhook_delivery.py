@@ -143,7 +143,7 @@ class Deliverer:
         self.outbox = outbox
         self.webhooks = webhooks
         self.name = name
-        self.lease = max(lease, 2 * webhooks.timeout + 5.0)  # an attempt ends well before its lease
+        self.lease = max(lease, 1.5 * webhooks.timeout + 2.0)  # an attempt ends well before its lease
         self.poll = poll
         self._wake = asyncio.Event()
         self._going: set[asyncio.Task[None]] = set()

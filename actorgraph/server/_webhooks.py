@@ -288,11 +288,11 @@ def _refusal(target: Target, address: Address, allowed: Allowed) -> str | None:
         (
             name
             for name, flag in (
+                ("unspecified", address.is_unspecified),
                 ("loopback", address.is_loopback),
                 ("link-local", address.is_link_local),
-                ("private", address.is_private),
                 ("multicast", address.is_multicast),
-                ("unspecified", address.is_unspecified),
+                ("private", address.is_private),
             )
             if flag
         ),

@@ -73,6 +73,8 @@ RUNS: dict[str, Example] = {
     "workers.py": Example((), "notes-tides published: True True"),
     "serve_over_http.py": Example((), "conversation: ['hi', 'you said hi']"),
     "serve_crons.py": Example((), "the cron ran at least 3 times; the client lists the daily cron"),
+    "webhooks.py": Example((), "delivered and verified: success {'n': 2}"),
+    "webhook_verify.py": Example((), "replayed an hour later: False"),
 }
 
 # Pages whose code blocks, in order, are a program a reader can copy and run: imports included.

@@ -119,6 +119,8 @@ class Webhooks:
         timeout: seconds one delivery may take (resolving, connecting, sending, the answer's head).
         retry_for: seconds after a run's end during which a failed delivery is tried again.
         first_retry: seconds before the first retry; each next waits twice as long (at most 5 minutes).
+        allowed: `allow`, read (made from it).
+        key: the HMAC key of `secret` (made from it; None without one).
     """
 
     secret: str | None = None

@@ -63,6 +63,7 @@ __all__ = [
     "NewRun",
     "QueuedRow",
     "RunQueue",
+    "Settled",
     "WorkerRow",
     "check_lease",
     "run_queue",
@@ -72,6 +73,10 @@ __all__ = [
 Ended = Callable[[Any, Any, str], None]
 """Told, in the transaction that ends a run, its thread id (as stored) and how it ended:
 `(conn, thread_id, state)` with state "done", "failed", "interrupted", "queued" or "deleted"."""
+
+Settled = Callable[[Any, QueuedRow, str], None]
+"""Told, in the transaction of a claim, of a running run it ended because its worker died after a
+cancel was asked of it: `(conn, its row, how it ended)` ("interrupted" or "deleted")."""
 
 _ERROR_TEXT = 2000  # characters of a failed run's error kept in its row
 _LONGEST_LEASE = 86400.0  # a day
@@ -126,7 +131,7 @@ class RunQueue(QueueReader):
 
     # -- working -------------------------------------------------------------------------------
 
-    def claim(
+    def claim(  # noqa: PLR0913 - who takes, for how long, and which runs; all but two keyword-only
         self,
         worker: str,
         lease: float,
@@ -134,6 +139,7 @@ class RunQueue(QueueReader):
         graphs: Sequence[str] | None = None,
         mine_only: bool = False,
         ended: Ended | None = None,
+        settled: Settled | None = None,
     ) -> QueuedRow | None:
         """Take the oldest run this worker may take, or one whose lease ran out; None when none waits.
 
@@ -143,6 +149,7 @@ class RunQueue(QueueReader):
             graphs: the graphs it runs (None: the runs that name none, `submit`'s).
             mine_only: take only runs kept for this worker.
             ended: told of each run the claim ends on the way.
+            settled: told of each of those that its worker ran (and died before stopping), with its row.
 
         A damaged row (a column holding what the queue never writes there) is marked
         failed on the way, with the reason, and logged; a run whose worker died after it
@@ -166,9 +173,7 @@ class RunQueue(QueueReader):
                 if row is None:
                     continue
                 if row.state == "running" and row.cancel is not None:  # its worker died before stopping it
-                    how = settle(self._store, conn, row, "interrupted", stamp=stamp)
-                    if ended is not None:
-                        ended(conn, row.thread_id, how)
+                    self._stopped(conn, row, stamp, ended, settled)
                     continue
                 return take(self._store, conn, row, worker, lease=lease, stamp=stamp)
             return None
@@ -176,6 +181,16 @@ class RunQueue(QueueReader):
         result: QueuedRow | None = self._write("taking a queued run", work)
         _warn_unreadable(worker, unreadable)  # once the transaction holds
         return result
+
+    def _stopped(
+        self, conn: Any, row: QueuedRow, stamp: float, ended: Ended | None, settled: Settled | None
+    ) -> None:
+        """End a run whose worker died after it was asked to stop, as asked; tell `ended` and `settled`."""
+        how = settle(self._store, conn, row, "interrupted", stamp=stamp)
+        if ended is not None:
+            ended(conn, row.thread_id, how)
+        if settled is not None:
+            settled(conn, row, how)
 
     def _readable(  # noqa: PLR0913 - a claim's state, passed on
         self, conn: Any, found: Any, worker: str, *, stamp: float, ended: Ended | None, unreadable: list[Any]

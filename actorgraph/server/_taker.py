@@ -81,6 +81,7 @@ class Taker:
                 row = await run_in_threadpool(
                     queue.claim, name, lease, graphs=self.graphs,
                     mine_only=self.runner.claimed() >= self.concurrency, ended=self.runs.ended_in,
+                    settled=self.runner.webhooks.settled_in if self.runner.webhooks is not None else None,
                 )  # fmt: skip
             except ActorGraphError as exc:
                 log.warning("could not take a run", extra={"worker": name, "error": str(exc)})

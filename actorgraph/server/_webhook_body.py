@@ -23,9 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any, Final
 
+from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._queue import QueuedRow
 from actorgraph.server._graphs import Graphs
-from actorgraph.server._queued import RunSpec, run_json
+from actorgraph.server._queued import RunSpec, decode, run_json
 from actorgraph.server._state import State
 from actorgraph.server._webhook_outbox import Outbox
 from actorgraph.server._wire import iso, message_keys, wire_state
@@ -42,7 +43,7 @@ Owe = Callable[[Any, str], None]
 
 
 def webhook_body(  # noqa: PLR0913 - the run and what is known of its end
-    row: QueuedRow, spec: RunSpec, *, values: Any, error: Any, began: float, ended: float
+    row: QueuedRow, spec: RunSpec, *, values: Any, error: Any, began: float | None, ended: float
 ) -> dict[str, Any]:
     """The Run object a webhook sends, without its `status` (known in the end's transaction)."""
     body = {
@@ -71,20 +72,31 @@ class Ends:
 
         Called off the event loop, before the end is recorded: it reads the thread's values.
         """
-        url = spec.body.get("webhook")
-        if not isinstance(url, str):
+        if not isinstance(spec.body.get("webhook"), str):
             return None
-        ended = time.time()
-        body = webhook_body(
-            row, spec, values=self._values(spec, row.thread_id), error=error, began=began, ended=ended
-        )
+        values = self._values(spec, row.thread_id)
+        body = webhook_body(row, spec, values=values, error=error, began=began, ended=time.time())
+        return lambda conn, how: self._owe_in(conn, row, spec, body, how)
 
-        def owe(conn: Any, how: str) -> None:
-            status = ENDS.get(how)
-            if status is not None:
-                self.outbox.owe_in(conn, row.run_id, row.thread_id, url, {**body, "status": status})
+    def settled_in(self, conn: Any, row: QueuedRow, how: str) -> None:
+        """Owe the webhook of a run a claim ended (its worker died after a cancel), in that transaction.
 
-        return owe
+        Its values are not read there (the transaction holds the store): they are sent as None.
+        """
+        try:
+            spec = decode(self.outbox.store, row)
+        except SerializationError:
+            return  # the claim that takes a damaged run says so
+        if isinstance(spec.body.get("webhook"), str):
+            body = webhook_body(row, spec, values=None, error=None, began=None, ended=time.time())
+            self._owe_in(conn, row, spec, body, how)
+
+    def _owe_in(self, conn: Any, row: QueuedRow, spec: RunSpec, body: dict[str, Any], how: str) -> None:
+        status = ENDS.get(how)
+        if status is not None:
+            self.outbox.owe_in(
+                conn, row.run_id, row.thread_id, spec.body["webhook"], {**body, "status": status}
+            )
 
     def _values(self, spec: RunSpec, thread_id: str) -> Any:
         """The thread's values as the run left them (None if they cannot be read: the webhook still goes)."""

@@ -70,6 +70,7 @@ class Outbox:
     def __init__(self, store: Any) -> None:
         """Keep them in `store`'s database (a `SqliteCheckpointer` or `PostgresCheckpointer`)."""
         self._store = store
+        self.store = store
         self._m = store.dialect.mark
         self._lock = " FOR UPDATE SKIP LOCKED" if store.dialect.name == "PostgreSQL" else ""
         d = store.dialect

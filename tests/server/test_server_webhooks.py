@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,11 @@ import server_graphs
 import server_queue_graphs
 from webhook_receiver import Receiver, receiving, until
 
+from actorgraph.checkpoint import SqliteCheckpointer
+from actorgraph.checkpoint._queue import NewRun, run_queue
+from actorgraph.checkpoint._queue_runs import ask_cancel, insert_run, lock_thread
 from actorgraph.server import Webhooks
+from actorgraph.server._queued import RunSpec, encode
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -198,3 +203,32 @@ def test_two_servers_on_one_store_deliver_each_webhook_once(
         settled(one)
         settled(two)
         assert [len(d) for d in receiver.by_run().values()] == [1] * len(threads)
+
+
+def test_a_run_whose_server_died_after_a_cancel_sends_its_webhook_when_another_ends_it(
+    serve_with: Callable[..., Any], tmp_path: Path
+) -> None:
+    """The run was running on a server that died before it read the cancel: the next claim ends it."""
+    db = str(tmp_path / "server.db")
+    server = serve_with(db=db, webhooks=hooks())
+    client = server.client()
+    thread = client.threads.create()["thread_id"]
+    assistant = client.assistants.search(graph_id="counter")[0]["assistant_id"]
+    with receiving() as receiver, SqliteCheckpointer(db) as store:
+        body = {"assistant_id": "counter", "input": {"n": 1}, "webhook": receiver.url}
+        payload = encode(store, thread, RunSpec("counter", assistant, body))
+
+        def died(conn: Any) -> None:
+            lock_thread(store, conn, thread)
+            new = NewRun(
+                thread, payload, graph="counter", run_id="dead-run", holder="a-dead-server", lease=1.0
+            )
+            insert_run(store, conn, new, take_now=True, stamp=time.time() - 60)  # its lease ran out
+            ask_cancel(store, conn, "dead-run", "interrupt", time.time())
+
+        run_queue(store).transaction("a run whose server died", died)
+        server.app.state.server.taker.wake()
+        sent = _sent(receiver)
+        settled(server)
+    assert (sent["run_id"], sent["status"], sent["values"]) == ("dead-run", "interrupted", None)
+    assert client.runs.get(thread, "dead-run")["status"] == "interrupted"

@@ -40,7 +40,7 @@ from typing import Any, Final
 import httpx
 from starlette.concurrency import run_in_threadpool
 
-from actorgraph import ActorGraphError
+from actorgraph import ActorGraphError, ConfigError
 from actorgraph.server._context import Server
 from actorgraph.server._webhook_body import Ends
 from actorgraph.server._webhook_outbox import Outbox, Owed
@@ -139,7 +139,7 @@ class Deliverer:
     ) -> None:
         """Deliver `outbox`'s webhooks as `name`, holding each for `lease` seconds; look every `poll` s."""
         if webhooks.key is None:
-            raise ActorGraphError("a deliverer needs the webhook secret")  # a caller's mistake, not a user's
+            raise ConfigError("a deliverer needs the webhook secret")  # a caller's mistake, not a user's
         self.outbox = outbox
         self.webhooks = webhooks
         self.name = name
@@ -173,10 +173,9 @@ class Deliverer:
             if len(self._going) < _AT_ONCE:
                 try:
                     owed = await run_in_threadpool(self.outbox.take, self.name, self.lease)
-                except ActorGraphError as exc:
-                    log.warning(
-                        "could not take an owed webhook", extra={"worker": self.name, "error": str(exc)}
-                    )
+                except Exception as exc:  # noqa: BLE001 - deliveries pause until the next look; runs go on
+                    error = f"{type(exc).__name__}: {exc}"
+                    log.warning("could not take an owed webhook", extra={"worker": self.name, "error": error})
             if owed is not None:
                 task = asyncio.get_running_loop().create_task(self._deliver(http, owed))
                 self._going.add(task)
@@ -201,7 +200,7 @@ class Deliverer:
             failure = _Failure(f"{type(exc).__name__}: {exc}"[:500])
         try:
             await run_in_threadpool(self._record, owed, failure)
-        except ActorGraphError as exc:
+        except Exception as exc:  # noqa: BLE001 - its lease runs out and it is sent again: at least once
             log.warning(
                 "could not record a webhook delivery", extra={"run_id": owed.run_id, "error": str(exc)}
             )

@@ -84,7 +84,7 @@ def _handler(receiver: Receiver) -> type[http.server.BaseHTTPRequestHandler]:
             except OSError:  # the sender is gone (killed while the answer was held)
                 self.close_connection = True
 
-        do_GET = do_PUT = do_POST  # a redirect followed may change the method: count those too
+        do_GET = do_PUT = do_POST  # noqa: N815 - http.server's names; a redirect followed may change the method
 
         def log_message(self, *_args: Any) -> None:
             pass

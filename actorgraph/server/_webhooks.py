@@ -123,7 +123,7 @@ class Webhooks:
         key: the HMAC key of `secret` (made from it; None without one).
     """
 
-    secret: str | None = None
+    secret: str | None = field(default=None, repr=False)
     allow: Sequence[str] = ()
     timeout: float = 10.0
     retry_for: float = 3600.0
@@ -171,7 +171,10 @@ def signing_key(secret: object) -> bytes:
         except (binascii.Error, ValueError):
             raise ConfigError("the webhook secret starts with whsec_ but is not base64 after it") from None
     else:
-        key = secret.encode()
+        try:
+            key = secret.encode()
+        except UnicodeEncodeError:
+            raise ConfigError("the webhook secret is not UTF-8 text") from None
     if len(key) < _SHORTEST_KEY:
         msg = (
             f"the webhook secret is too short to sign with ({len(key)} bytes): give at least "

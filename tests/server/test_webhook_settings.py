@@ -145,6 +145,7 @@ def test_a_url_is_parsed_into_its_host_and_host_header(url, host, header):
         ({"secret": "whsec_not*base64"}, "not base64"),
         ({"secret": "whsec_" + base64.b64encode(b"k" * 10).decode()}, "too short"),
         ({"secret": 12345}, "text"),
+        ({"secret": "\udcff" * 30}, "UTF-8"),
         ({"allow": ["http://x/"]}, "not a host name"),
         ({"allow": ["a b"]}, "not a host name"),
         ({"allow": "10.0.0.0/8"}, "a list"),
@@ -157,6 +158,12 @@ def test_a_url_is_parsed_into_its_host_and_host_header(url, host, header):
 def test_bad_settings_are_refused_naming_them(options, words):
     with pytest.raises(ConfigError, match=words):
         Webhooks(**options)
+
+
+def test_the_secret_is_never_shown():
+    secret = "a-secret-nobody-may-read-in-a-log-0123"  # noqa: S105 - the test's own
+    assert secret not in repr(Webhooks(secret=secret))
+    assert secret not in str(Webhooks(secret=secret))
 
 
 def test_a_config_files_webhooks_are_read_and_langgraphs_own_keys_named(tmp_path):

@@ -24,8 +24,12 @@ what differs from LangGraph's own server.
 
 Threat model. Whoever reaches the server can run its graphs and read every
 thread, so: it binds 127.0.0.1 by default, and `actorgraph server` refuses any
-other address without `--token` (an empty token is refused); with a token every
-request but `/ok` needs it (`Authorization: Bearer` or `X-Api-Key`); it answers
+other address without `--token` or an auth handler (an empty token is refused);
+with a token every request but `/ok` needs it (`Authorization: Bearer` or
+`X-Api-Key`). With an auth handler (`Auth`, LangGraph's custom auth: the
+config's `"auth": {"path": "./auth.py:auth"}`, or `create_app(auth=...)`)
+each request is its user's, and every route asks the handlers what the user may
+do and filters what they see in the store's queries (docs/how-to/serve-many-users.md); it answers
 only requests whose Host is a loopback name or one it was given (400 otherwise:
 DNS rebinding); CORS is off unless origins are named. Every request body is read
 with bounds (size, JSON depth, list sizes) and validated by a pydantic model
@@ -60,9 +64,10 @@ if _MISSING:
     raise MissingDependencyError(msg)
 
 from actorgraph.server._app import create_app  # noqa: E402 - only once the extra is known there
+from actorgraph.server._auth import Auth  # noqa: E402 - only once the extra is known there
 from actorgraph.server._body import Limits  # noqa: E402 - only once the extra is known there
 from actorgraph.server._cron_api import Crons  # noqa: E402 - only once the extra is known there
 from actorgraph.server._cron_rows import Cron  # noqa: E402 - only once the extra is known there
 from actorgraph.server._webhooks import Webhooks  # noqa: E402 - only once the extra is known there
 
-__all__ = ["Cron", "Crons", "Limits", "Webhooks", "create_app"]
+__all__ = ["Auth", "Cron", "Crons", "Limits", "Webhooks", "create_app"]

@@ -13,6 +13,7 @@ from typing import Any, Final
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -29,6 +30,7 @@ from actorgraph._model.errors import (
     ThreadNotFoundError,
 )
 from actorgraph.checkpoint._queue import check_lease, worker_name
+from actorgraph.server._access import Guard
 from actorgraph.server._assistants import ROUTES as ASSISTANT_ROUTES
 from actorgraph.server._body import ApiError, Limits
 from actorgraph.server._context import Json, Server
@@ -46,6 +48,7 @@ from actorgraph.server._state import State
 from actorgraph.server._tables import Tables
 from actorgraph.server._taker import Taker
 from actorgraph.server._threads import ROUTES as THREAD_ROUTES
+from actorgraph.server._users import RefusedError, refused_answer
 from actorgraph.server._webhook_delivery import serve_webhooks
 from actorgraph.server._webhook_outbox import Outbox
 from actorgraph.server._webhooks import Webhooks
@@ -76,6 +79,7 @@ _HANDLERS: dict[Any, Callable[[Request, Exception], Any]] = {
     InvalidUpdateError: _detail(422),
     ResumeError: _detail(422),
     ConfigError: _detail(422),
+    RefusedError: refused_answer,
     CheckpointError: _detail(503),
     StoreError: _detail(503),
     ActorGraphError: _detail(422),
@@ -116,6 +120,7 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
     checkpointer: Any = None,
     store: Any = None,
     token: str | None = None,
+    auth: Any = None,
     allow_hosts: Sequence[str] = (),
     cors_origins: Sequence[str] = (),
     limits: Limits | None = None,
@@ -138,6 +143,7 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
             (default: one on the `db` or `dsn` database; with `checkpointer`, a `MemoryStore`).
         token: the access token every request but `/ok` must carry (`Authorization:
             Bearer TOKEN` or `X-Api-Key: TOKEN`); None admits everyone who reaches it.
+        auth: instead of a token, users who own their threads: a `langgraph_sdk.Auth` or an `Auth`.
         allow_hosts: host names the app answers to besides localhost, 127.0.0.1 and
             [::1] (a request for another Host is 400, which stops DNS rebinding).
         cors_origins: origins a browser front end may call it from (CORS is off without).
@@ -150,21 +156,52 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
         A Starlette app; its lifespan takes runs from the queue, and its end gives back the runs going on.
 
     Raises:
-        ConfigError: a graph of no kind served (naming it), a store without SQL, an empty token,
-            an `allow_hosts` entry that is not a host name, a bad lease or concurrency.
+        ConfigError: a graph of no kind served (naming it), a store without SQL, an empty token (or
+            one with `auth`), a bad `auth`, `allow_hosts` entry (not a host name), lease or concurrency.
     """
-    middleware = _middleware(allowed_hosts(allow_hosts), cors_origins, token)
+    routes, guard = _routes(), _guard(auth, token)
+    middleware = _middleware(allowed_hosts(allow_hosts), cors_origins, token, guard, routes)
     taking = Taking(check_lease(lease), _concurrency(concurrency), webhooks=webhooks)
     server, opened = server_parts(graphs, stores_of(db, dsn, checkpointer, store), limits or Limits(), taking)
-    return _starlette(server, opened, middleware)
+    return _starlette(server, opened, routes, middleware, guard)
 
 
-def _starlette(server: Server, opened: list[Any], middleware: list[Middleware]) -> Starlette:
-    """The Starlette app of a server's parts: its routes, its middleware, and its lifespan."""
-    lifespan = _lifespan(server, opened)
-    app = Starlette(routes=_routes(), middleware=middleware, exception_handlers=_HANDLERS, lifespan=lifespan)
+def _starlette(
+    server: Server, opened: list[Any], routes: list[Route], middleware: list[Middleware], guard: Guard | None
+) -> Starlette:
+    """The Starlette app of the server's routes and middleware; its lifespan takes runs and ends them."""
+    server.guard = guard
+    app = Starlette(
+        routes=routes, middleware=middleware, exception_handlers=_HANDLERS, lifespan=_lifespan(server, opened)
+    )
     app.state.server = server
     return app
+
+
+def _guard(auth: Any, token: str | None) -> Guard | None:
+    """The auth object as the server uses it (None without one); what it leaves unguarded is logged.
+
+    Raises:
+        ConfigError: both a token and an auth object, or an auth object that is none.
+    """
+    if auth is None:
+        return None
+    if token is not None:
+        raise ConfigError(
+            "give a token or an auth object, not both: the auth handler reads each request's user"
+        )
+    guard = Guard(auth)
+    if guard.unused():
+        log.warning(
+            "auth: no request is ever asked about %s; their handlers never run", ", ".join(guard.unused())
+        )
+    if guard.uncovered():
+        log.warning(
+            "auth: no handler guards %s: every authenticated user may do these on anyone's resources "
+            "(add @auth.on to say what applies to everything else)",
+            ", ".join(guard.uncovered()),
+        )
+    return guard
 
 
 def _lifespan(server: Server, opened: list[Any]) -> Callable[[Starlette], Any]:
@@ -198,11 +235,19 @@ async def close_server(server: Server, opened: list[Any]) -> None:
             item.close()
 
 
-def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str | None) -> list[Middleware]:
+def _middleware(
+    hosts: tuple[str, ...],
+    cors_origins: Sequence[str],
+    token: str | None,
+    guard: Guard | None,
+    routes: list[Route],
+) -> list[Middleware]:
     """Every request is logged, its Host checked, CORS answered (if origins are named), its token checked.
 
+    With an auth object, its authenticate handler names the request's user instead of a token.
+
     Raises:
-        ConfigError: an empty token.
+        ConfigError: an empty token, an authenticate handler that takes what the server does not give.
     """
     if token is not None and not token.strip():
         raise ConfigError("token: an empty token admits no one and protects nothing; give a non-empty one")
@@ -219,6 +264,9 @@ def _middleware(hosts: tuple[str, ...], cors_origins: Sequence[str], token: str 
         )
     if token is not None:
         middleware.append(Middleware(TokenChecked, token=token))
+    if guard is not None:
+        users = guard.backend(routes)
+        middleware.append(Middleware(AuthenticationMiddleware, backend=users, on_error=refused_answer))
     return middleware
 
 

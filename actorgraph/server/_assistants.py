@@ -10,6 +10,7 @@ from starlette.responses import Response
 
 import actorgraph
 from actorgraph._model.errors import ConfigError
+from actorgraph.server._access import Access, allowed
 from actorgraph.server._body import ApiError, json_body
 from actorgraph.server._context import Json, server_of
 from actorgraph.server._models import AssistantSearch, NamespaceSearch, StoreDelete, StorePut, StoreSearch
@@ -43,7 +44,15 @@ def _matches(assistant: dict[str, Any], body: AssistantSearch) -> bool:
 async def _found(request: Request) -> tuple[list[dict[str, Any]], AssistantSearch]:
     server = server_of(request)
     body = await json_body(request, AssistantSearch, server.limits)
-    return [a for s in server.graphs if _matches(a := s.assistant(), body)], body
+    value = {
+        "graph_id": body.graph_id,
+        "metadata": body.metadata or {},
+        "limit": body.limit,
+        "offset": body.offset,
+    }
+    where = (await allowed(request, "assistants", "search", value)).where
+    found = [a for s in server.graphs if _matches(a := s.assistant(), body)]
+    return [a for a in found if where is None or where.matches(a["metadata"])], body
 
 
 async def search(request: Request) -> Response:
@@ -56,21 +65,28 @@ async def count(request: Request) -> Response:
     return Json(len(found))
 
 
+async def _assistant(request: Request) -> Any:
+    """The served graph of the path's assistant, if the request's user may read it (404 when not)."""
+    assistant_id = request.path_params["assistant_id"]
+    access = await allowed(request, "assistants", "read", {"assistant_id": assistant_id})
+    return server_of(request).assistant(assistant_id, access)
+
+
 async def get(request: Request) -> Response:
-    return Json(server_of(request).assistant(request.path_params["assistant_id"]).assistant())
+    return Json((await _assistant(request)).assistant())
 
 
 async def graph(request: Request) -> Response:
-    return Json(server_of(request).assistant(request.path_params["assistant_id"]).graph_json())
+    return Json((await _assistant(request)).graph_json())
 
 
 async def schemas(request: Request) -> Response:
-    served = server_of(request).assistant(request.path_params["assistant_id"])
+    served = await _assistant(request)
     return Json(await run_in_threadpool(served.schemas))
 
 
 async def subgraphs(request: Request) -> Response:
-    server_of(request).assistant(request.path_params["assistant_id"])
+    await _assistant(request)
     return Json({})
 
 
@@ -98,10 +114,17 @@ async def _in_store(call: Any, *args: Any, **kwargs: Any) -> Any:
         raise ApiError(422, str(exc)) from None
 
 
+async def _store(request: Request, action: str, value: dict[str, Any]) -> Access:
+    """What the request's user may do on the store: `@auth.on.store` handlers may rewrite `namespace`."""
+    return await allowed(request, "store", action, value)
+
+
 async def put_item(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StorePut, server.limits)
-    await _in_store(server.store.put, tuple(body.namespace), body.key, body.value, ttl=body.ttl)
+    value = {"namespace": tuple(body.namespace), "key": body.key, "value": body.value, "index": body.index}
+    access = await _store(request, "put", {**value, "ttl": body.ttl})
+    await _in_store(server.store.put, access.namespace() or (), body.key, body.value, ttl=body.ttl)
     return Response(status_code=204)
 
 
@@ -113,25 +136,32 @@ async def get_item(request: Request) -> Response:
     labels = tuple(namespace.split(".")) if namespace else ()
     if not labels:
         raise ApiError(422, "namespace: give the item's namespace, its labels joined by '.' (?namespace=a.b)")
-    found = await _in_store(server.store.get, labels, key)
+    access = await _store(request, "get", {"namespace": labels, "key": key})
+    found = await _in_store(server.store.get, access.namespace() or (), key)
     return Json(None if found is None else _item(found))
 
 
 async def delete_item(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StoreDelete, server.limits)
-    await _in_store(server.store.delete, tuple(body.namespace), body.key)
+    access = await _store(request, "delete", {"namespace": tuple(body.namespace), "key": body.key})
+    await _in_store(server.store.delete, access.namespace() or (), body.key)
     return Response(status_code=204)
 
 
 async def search_items(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, StoreSearch, server.limits)
+    value = {"namespace": tuple(body.namespace_prefix), "filter": body.filter, "limit": body.limit}
+    access = await _store(request, "search", {**value, "offset": body.offset, "query": body.query})
+    wanted = access.items(body.filter)
+    if wanted is None:
+        return Json({"items": []})
     found = await _in_store(
         server.store.search,
-        tuple(body.namespace_prefix),
+        access.namespace() or (),
         query=body.query,
-        filter=body.filter,
+        filter=wanted or None,
         limit=body.limit,
         offset=body.offset,
     )
@@ -141,10 +171,17 @@ async def search_items(request: Request) -> Response:
 async def namespaces(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, NamespaceSearch, server.limits)
+    value = {"namespace": tuple(body.prefix) if body.prefix else None, "max_depth": body.max_depth}
+    value |= {
+        "suffix": tuple(body.suffix) if body.suffix else None,
+        "limit": body.limit,
+        "offset": body.offset,
+    }
+    access = await _store(request, "list_namespaces", value)
     found = await _in_store(
         server.store.list_namespaces,
-        prefix=tuple(body.prefix) if body.prefix else None,
-        suffix=tuple(body.suffix) if body.suffix else None,
+        prefix=access.namespace(),
+        suffix=access.namespace("suffix"),
         max_depth=body.max_depth,
         limit=body.limit,
         offset=body.offset,

@@ -1,15 +1,18 @@
 """What the server serves: `langgraph.json` (the file LangGraph users already have) and `-g NAME=TARGET`.
 
 ```json
-{"dependencies": ["."], "graphs": {"agent": "./agent.py:graph"}, "env": ".env"}
+{"dependencies": ["."], "graphs": {"agent": "./agent.py:graph"}, "env": ".env",
+ "auth": {"path": "./auth.py:auth"}}
 ```
 
 `graphs` maps a name to `path/to/file.py:attribute` (relative to the file's
 folder) or `package.module:attribute`; `dependencies` are folders put on
 `sys.path` (a package name there is left to pip); `env` is a mapping or a
-`.env` file, set where the process's environment does not say otherwise. Keys
-the server does not use (deployment settings of LangGraph's platform) are
-named in a warning, not refused.
+`.env` file, set where the process's environment does not say otherwise;
+`auth.path` names an `Auth` object the same way (LangGraph's custom auth:
+`langgraph_sdk.Auth` or `actorgraph.server.Auth`). Keys the server does not
+use (deployment settings of LangGraph's platform) are named in a warning, not
+refused.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from actorgraph._model.errors import ConfigError
 
 __all__ = ["ServerConfig", "graph_option", "imported", "read_config"]
 
-_USED: Final = frozenset({"graphs", "dependencies", "env", "webhooks"})
+_USED: Final = frozenset({"graphs", "dependencies", "env", "webhooks", "auth"})
 _NAME: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 _ENV_LINE: Final = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*")
 _LARGEST: Final = 1 << 20  # bytes of a langgraph.json or .env file read
@@ -47,6 +50,7 @@ class ServerConfig:
         env: environment variables set (where not set already) before they are imported.
         base: the folder relative paths are read from (the config file's).
         webhooks: the `webhooks` object (`allow`, `timeout`, `retry_for`), read by `_webhooks.webhooks_of`.
+        auth: the `Auth` object's `file.py:attribute` or `module:attribute`, or None.
     """
 
     graphs: dict[str, str] = field(default_factory=dict)
@@ -54,6 +58,7 @@ class ServerConfig:
     env: dict[str, str] = field(default_factory=dict)
     base: Path = field(default_factory=Path.cwd)
     webhooks: dict[str, Any] = field(default_factory=dict)
+    auth: str | None = None
 
     def apply(self) -> None:
         """Set the environment (the process's own values win) and put the dependencies on `sys.path`."""
@@ -94,7 +99,7 @@ def read_config(path: str | os.PathLike[str]) -> ServerConfig:
     if unused:
         warnings.warn(
             f"{where.name}: {', '.join(unused)} not used by actorgraph server (only graphs, dependencies, "
-            "env and webhooks are); ignored",
+            "env, webhooks and auth are); ignored",
             stacklevel=2,
         )
     base = where.resolve().parent
@@ -104,7 +109,22 @@ def read_config(path: str | os.PathLike[str]) -> ServerConfig:
         _env(data.get("env", {}), base),
         base,
         _webhooks(data.get("webhooks", {})),
+        _auth(data.get("auth"), where.name),
     )
+
+
+def _auth(value: Any, file: str) -> str | None:
+    """`auth.path` (the other keys of LangGraph's `auth`, for its platform, are named in a warning)."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+        raise ConfigError('"auth" must be {"path": "./auth.py:auth"}, naming an Auth object')
+    unused = sorted(str(k) for k in value if k != "path")
+    if unused:
+        warnings.warn(
+            f"{file}: auth.{', auth.'.join(unused)} not used by actorgraph server; ignored", stacklevel=3
+        )
+    return _check_target("path", value["path"], "auth")
 
 
 def _graphs(value: Any) -> dict[str, str]:
@@ -164,9 +184,11 @@ def check_name(name: Any) -> str:
     return name
 
 
-def _check_target(name: str, target: Any) -> str:
+def _check_target(name: str, target: Any, what: str = "graph") -> str:
     if not isinstance(target, str) or ":" not in target or target.endswith(":"):
-        msg = f"graph {name!r}: {target!r:.80} names no graph: give 'file.py:attribute' or 'module:attribute'"
+        msg = (
+            f"{what} {name!r}: {target!r:.80} names no {what}: give 'file.py:attribute' or 'module:attribute'"
+        )
         raise ConfigError(msg)
     return target
 
@@ -183,11 +205,12 @@ def graph_option(text: str) -> tuple[str, str]:
     return check_name(name), _check_target(name, target)
 
 
-def imported(name: str, target: str, base: Path) -> Any:
+def imported(name: str, target: str, base: Path, *, what: str = "graph") -> Any:
     """The object TARGET names (`file.py:attribute` relative to `base`, or `module:attribute`).
 
     Raises:
-        ConfigError: naming the graph, when the file or module cannot be imported or has no such attribute.
+        ConfigError: naming the graph (or `what` it is), when the file or module cannot be imported
+            or has no such attribute.
     """
     where, _, attribute = target.rpartition(":")
     try:
@@ -198,7 +221,7 @@ def imported(name: str, target: str, base: Path) -> Any:
     except ConfigError:
         raise
     except Exception as exc:
-        msg = f"graph {name!r}: loading {target} failed: {type(exc).__name__}: {exc}"
+        msg = f"{what} {name!r}: loading {target} failed: {type(exc).__name__}: {exc}"
         raise ConfigError(msg) from exc
     return value
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from actorgraph._model.errors import SerializationError
 from actorgraph.checkpoint._codec import aad
@@ -30,6 +30,7 @@ from actorgraph.checkpoint._queue import NewRun, QueuedRow, run_queue
 from actorgraph.checkpoint._queue_runs import active_runs, ask_cancel, insert_run, lock_thread
 from actorgraph.server._graphs import Served
 from actorgraph.server._models import RunCreate
+from actorgraph.server._owners import Filter
 from actorgraph.server._tables import BusyError, Tables
 from actorgraph.server._wire import iso
 
@@ -163,6 +164,7 @@ class Runs:
         temporary: bool,
         here: bool,
         run_id: str | None = None,
+        where: Filter | None = None,
     ) -> Created:
         """Create a run of `served` on `thread_id` as its `multitask_strategy` says, in one transaction.
 
@@ -174,21 +176,22 @@ class Runs:
             temporary: delete the thread when the run ends (a stateless run).
             here: a request here waits for it (taken now when free and due, else kept for this server).
             run_id: its id (a new UUID by default).
+            where: an auth handler's filter the thread meets (one made here has the run's metadata).
 
         Raises:
             BusyError: `reject` on a thread with a run pending or running (nothing was written).
-            LookupError: the thread does not exist and `create` is False.
+            LookupError: no thread (meeting `where`) and `create` is False.
         """
         spec = RunSpec(served.name, served.assistant_id, body.model_dump(mode="json"), temporary)
         stamp = time.time()
 
         def work(conn: Any) -> Created:
             return self.create_in(
-                conn, served, spec, body, thread_id, create=create, here=here, run_id=run_id, stamp=stamp
-            )
+                conn, served, spec, body, thread_id, create=create, here=here, run_id=run_id, stamp=stamp,
+                metadata=body.metadata, where=where,
+            )  # fmt: skip
 
-        result: Created = self.queue.transaction(f"creating a run on thread {thread_id!r}", work)
-        return result
+        return cast("Created", self.queue.transaction(f"creating a run on thread {thread_id!r}", work))
 
     def create_in(  # noqa: PLR0913 - the transaction, the run, its thread, and how it is held
         self,
@@ -203,18 +206,22 @@ class Runs:
         run_id: str | None,
         stamp: float,
         metadata: dict[str, Any] | None = None,
+        where: Filter | None = None,
     ) -> Created:
         """`create`'s steps inside a caller's transaction (a cron's tick claims its tick in the same one).
 
-        `metadata` is a thread's made here (`create`). Nothing is written before a refusal.
+        `metadata` is a thread's made here (`create`); `where`, an auth handler's filter the thread
+        meets. Nothing is written before a refusal.
 
         Raises:
             BusyError: `reject` on a busy thread.
-            LookupError: no such thread and `create` is False.
+            LookupError: no such thread (meeting `where`) and `create` is False.
         """
         payload, after = encode(self.store, thread_id, spec), body.after_seconds
         lock_thread(self.store, conn, thread_id)
-        thread = self.tables.thread_in(conn, thread_id, create=create, stamp=stamp, metadata=metadata)
+        thread = self.tables.thread_in(
+            conn, thread_id, create=create, stamp=stamp, metadata=metadata, where=where
+        )
         active = active_runs(self.store, conn, thread_id)
         if active and body.multitask_strategy == "reject":
             raise _busy(thread_id)

@@ -21,8 +21,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from actorgraph.server._access import allowed
 from actorgraph.server._body import ApiError, check_id, json_body, query_int
-from actorgraph.server._context import Json, Server, server_of
+from actorgraph.server._context import Json, Server, server_of, thread_of
 from actorgraph.server._execute import new_id, run_input, run_keywords
 from actorgraph.server._joining import ended, kept_parts, last_event_id, until_ended, wanted_modes
 from actorgraph.server._live import LiveRun, SseResponse
@@ -49,12 +50,17 @@ async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Se
     if body.webhook is not None:  # 422 for a URL the server would not send to, before anything is written
         await check_webhook(body.webhook, server.webhooks)
     run_id = new_id()
+    access = await allowed(
+        request, "threads", "create_run", _run_value(body, served, None if stateless else thread_id, run_id)
+    )
+    body = body.model_copy(update={"metadata": access.metadata() or None})
     if here:  # the taker may take it before this request comes back: it knows whose it is
         server.runner.awaited.add(run_id)
     try:
         created = await run_in_threadpool(
             server.runs.create, served, body, thread_id, create=stateless or body.if_not_exists == "create",
             temporary=stateless and body.on_completion == "delete", here=here, run_id=run_id,
+            where=access.where,
         )  # fmt: skip
     except BaseException as exc:
         server.runner.awaited.discard(run_id)
@@ -68,6 +74,23 @@ async def _created(request: Request, body: RunCreate, *, here: bool) -> tuple[Se
         server.runner.cancel(run_id)
     where = f"/runs/{created.row.run_id}" if stateless else f"/threads/{thread_id}/runs/{created.row.run_id}"
     return server, created, where
+
+
+def _run_value(body: RunCreate, served: Any, thread_id: str | None, run_id: str) -> dict[str, Any]:
+    """What `threads.create_run` handlers are given (LangGraph's `RunsCreate`); they may change `metadata`."""
+    kwargs = body.model_dump(mode="json", exclude={"assistant_id", "metadata", "multitask_strategy"})
+    return {
+        "thread_id": thread_id,
+        "assistant_id": served.assistant_id,
+        "run_id": run_id,
+        "status": "pending",
+        "metadata": dict(body.metadata or {}),
+        "prevent_insert_if_inflight": body.multitask_strategy == "reject",
+        "multitask_strategy": body.multitask_strategy,
+        "if_not_exists": body.if_not_exists,
+        "after_seconds": body.after_seconds or 0,
+        "kwargs": kwargs,
+    }
 
 
 async def _cancel(server: Server, thread_id: str, run_id: str, action: str = "interrupt") -> None:
@@ -141,10 +164,12 @@ async def create(request: Request) -> Response:
     return Json(run_json(created.row, created.spec), headers={"content-location": where})
 
 
-async def _run(request: Request) -> tuple[Server, Any, RunSpec | None]:
-    server = server_of(request)
-    thread = await server.thread(request.path_params["thread_id"])
+async def _run(
+    request: Request, action: str, more: dict[str, Any] | None = None
+) -> tuple[Server, Any, RunSpec | None]:
+    """The run of the request's path, if its user may do `action` on its thread (404 when not)."""
     run_id = check_id(request.path_params["run_id"], "run_id")
+    server, thread = await thread_of(request, action, {"run_id": run_id, **(more or {})})
     found = await run_in_threadpool(server.runs.get, thread.thread_id, run_id)
     if found is None:
         raise ApiError(404, f"run {run_id} of thread {thread.thread_id} not found")
@@ -152,13 +177,12 @@ async def _run(request: Request) -> tuple[Server, Any, RunSpec | None]:
 
 
 async def get(request: Request) -> Response:
-    _, row, spec = await _run(request)
+    _, row, spec = await _run(request, "read")
     return Json(run_json(row, spec))
 
 
 async def listing(request: Request) -> Response:
-    server = server_of(request)
-    thread = await server.thread(request.path_params["thread_id"])
+    server, thread = await thread_of(request, "search", {"metadata": {}})
     status = request.query_params.get("status")
     if status is not None and status not in _RUN_STATUSES:
         raise ApiError(422, f"status: {status[:40]!r} is not one of {', '.join(sorted(_RUN_STATUSES))}")
@@ -170,14 +194,14 @@ async def listing(request: Request) -> Response:
 
 
 async def join(request: Request) -> Response:
-    server, row, _ = await _run(request)
+    server, row, _ = await _run(request, "read")
     await ended(server, row.run_id)
     return Json(await _thread_values(server, row.thread_id))
 
 
 async def join_stream(request: Request) -> Response:
     """Join a run's stream: its parts from the start, or after `Last-Event-ID` (a resumable run)."""
-    server, row, spec = await _run(request)
+    server, row, spec = await _run(request, "read")
     where = {"content-location": f"/threads/{row.thread_id}/runs/{row.run_id}"}
     after = last_event_id(request.headers.get("last-event-id"))
     wanted = wanted_modes(request.query_params.getlist("stream_mode"))
@@ -195,10 +219,10 @@ async def join_stream(request: Request) -> Response:
 
 
 async def cancel(request: Request) -> Response:
-    server, row, _ = await _run(request)
     action = request.query_params.get("action", "interrupt")
     if action not in _ACTIONS:
         raise ApiError(422, f"action: {action[:40]!r} is not 'interrupt' or 'rollback'")
+    server, row, _ = await _run(request, "update", {"action": action})
     await run_in_threadpool(server.runs.cancel, row.thread_id, row.run_id, action)
     server.runner.cancel(row.run_id)
     if request.query_params.get("wait") in ("1", "true", "True"):
@@ -207,7 +231,7 @@ async def cancel(request: Request) -> Response:
 
 
 async def delete(request: Request) -> Response:
-    server, row, _ = await _run(request)
+    server, row, _ = await _run(request, "delete")
     if row.state in ("queued", "running"):
         raise ApiError(409, f"run {row.run_id} is {STATUS[row.state]}; cancel it first")
     await run_in_threadpool(server.runs.queue.delete, row.run_id)

@@ -55,20 +55,34 @@ def _bound(host: str) -> tuple[str, ...]:
     return () if address.is_unspecified else (str(address) if address.version == 4 else f"[{address}]",)  # noqa: PLR2004
 
 
-def check_binding(host: str, token: str | None) -> None:
-    """Refuse to serve beyond loopback without a token, or with an empty one.
+def check_binding(host: str, token: str | None, *, auth: bool = False) -> None:
+    """Refuse to serve beyond loopback without a token or an auth handler, or with an empty token.
 
     Raises:
         ConfigError: saying what to give.
     """
     if token is not None and not token.strip():
         raise ConfigError("--token is empty: an empty token protects nothing; give a long random one")
-    if token is None and not is_loopback(host):
+    if token is not None and auth:
+        raise ConfigError("--token and the config's auth: give one (with auth, its handler reads each user)")
+    if token is None and not auth and not is_loopback(host):
         msg = (
             f"{host} is not a loopback address, so anyone who reaches it could run the graphs and read "
-            "every thread: give --token TOKEN (or $ACTORGRAPH_TOKEN), or bind 127.0.0.1"
+            "every thread: give --token TOKEN (or $ACTORGRAPH_TOKEN), an auth handler (the config's "
+            '"auth": {"path": "./auth.py:auth"}), or bind 127.0.0.1'
         )
         raise ConfigError(msg)
+
+
+def auth_of(settings: ServerConfig) -> Any:
+    """The `Auth` object the config's `auth.path` names (after its env and dependencies are set), or None.
+
+    Raises:
+        ConfigError: it cannot be imported (naming it).
+    """
+    if settings.auth is None:
+        return None
+    return imported("auth", settings.auth, settings.base, what="auth object")
 
 
 def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keyword-only
@@ -94,16 +108,18 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
     file's `env` is set); `webhook_allow` adds to the file's `webhooks.allow`.
 
     Raises:
-        ConfigError: a bad config, graph or option, or a non-loopback `host` without `token`.
+        ConfigError: a bad config, graph or option, or a non-loopback `host` without `token` or auth.
     """
     import uvicorn  # noqa: PLC0415 - the server extra, imported when serving
 
-    check_binding(host, token)
-    served, webhooks = served_settings(
-        config, graphs, webhook_secret=webhook_secret, webhook_allow=webhook_allow
+    settings = read_config(config) if config is not None else None
+    check_binding(host, token, auth=settings is not None and settings.auth is not None)
+    served, webhooks = settings_served(
+        settings, graphs, webhook_secret=webhook_secret, webhook_allow=webhook_allow
     )
     app = create_app(
         served,
+        auth=auth_of(settings) if settings is not None else None,
         db=db if dsn is None else None,
         dsn=dsn,
         token=token,
@@ -114,7 +130,8 @@ def serve(  # noqa: PLR0913 - what to serve, where, and who may call: all keywor
         webhooks=webhooks,
     )
     names = ", ".join(s.name for s in app.state.server.graphs)
-    log.warning("actorgraph server: serving %s on http://%s:%d (Ctrl-C stops)", names, host, port)
+    users = f", its users named by {settings.auth}" if settings is not None and settings.auth else ""
+    log.warning("actorgraph server: serving %s on http://%s:%d%s (Ctrl-C stops)", names, host, port, users)
     uvicorn.run(app, host=host, port=port, log_config=None, log_level="warning", access_log=False)
 
 
@@ -130,6 +147,17 @@ def served_settings(
         ConfigError: a bad file, option or graph (named).
     """
     settings = read_config(config) if config is not None else None
+    return settings_served(settings, graphs, webhook_secret=webhook_secret, webhook_allow=webhook_allow)
+
+
+def settings_served(
+    settings: ServerConfig | None,
+    graphs: Sequence[str],
+    *,
+    webhook_secret: str | None,
+    webhook_allow: Sequence[str],
+) -> tuple[dict[str, Any], Webhooks]:
+    """`served_settings` for a config file read already (None: no file)."""
     served = graphs_from(settings, graphs)
     secret = webhook_secret if webhook_secret is not None else os.environ.get(SECRET_VARIABLE) or None
     hooks = webhooks_of(

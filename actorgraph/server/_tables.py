@@ -29,6 +29,7 @@ import orjson
 
 from actorgraph._model.errors import ConfigError
 from actorgraph.checkpoint._store import now
+from actorgraph.server._owners import Filter
 
 __all__ = ["BusyError", "Tables", "ThreadRow"]
 
@@ -94,6 +95,7 @@ class Tables:
             raise ConfigError(msg)
         self._store = store
         self._m = dialect.mark
+        self._dialect = dialect.name
         self._lock = " FOR UPDATE" if dialect.name == "PostgreSQL" else ""
         types = {"key": dialect.key, "text": dialect.text, "real": dialect.real, "int": dialect.int}
         types["blob"] = dialect.blob
@@ -114,18 +116,36 @@ class Tables:
     def _read(self, op: str, sql: str, args: Sequence[Any]) -> list[Any]:
         return list(self._store._read(op, sql, args))
 
+    def _condition(self, where: Filter | None) -> tuple[str, list[Any]]:
+        """The filter of an auth handler as a condition on the threads' metadata, and its parameters."""
+        if where is None:
+            return "1 = 1", []
+        sql, args = where.sql(self._dialect, "actorgraph_server_threads.metadata")
+        return f"({sql})", args
+
+    def _owned(self, where: Filter | None) -> tuple[str, list[Any]]:
+        """` AND` that condition ("" without a filter), and its parameters."""
+        if where is None:
+            return "", []
+        sql, args = self._condition(where)
+        return f" AND {sql}", args
+
     # -- threads -----------------------------------------------------------------------------------
 
-    def put_thread(self, thread_id: str, metadata: dict[str, Any], *, if_exists: str) -> ThreadRow | None:
-        """Create a thread; an existing one is returned as it is (`do_nothing`) or None (`raise`)."""
+    def put_thread(
+        self, thread_id: str, metadata: dict[str, Any], *, if_exists: str, where: Filter | None = None
+    ) -> ThreadRow | None:
+        """Create a thread; an existing one is returned as it is (`do_nothing`, meeting `where`) or None."""
         m, stamp, text = self._m, now(), orjson.dumps(metadata).decode()
+        owned, args = self._condition(where)
 
         def work(conn: Any) -> ThreadRow | None:
             found = conn.execute(
-                f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}", (thread_id,)
+                f"SELECT {_THREAD}, {owned} FROM actorgraph_server_threads WHERE thread_id = {m}",
+                (*args, thread_id),
             ).fetchone()
             if found is not None:
-                return _thread(found) if if_exists == "do_nothing" else None
+                return _thread(found[:-1]) if if_exists == "do_nothing" and found[-1] else None
             conn.execute(
                 f"INSERT INTO actorgraph_server_threads ({_THREAD})"
                 f" VALUES ({m}, {m}, 'idle', {m}, {m}, NULL)",
@@ -136,20 +156,24 @@ class Tables:
         result: ThreadRow | None = self._write(f"creating thread {thread_id!r}", work)
         return result
 
-    def thread(self, thread_id: str) -> ThreadRow | None:
-        """The thread's row, or None."""
-        sql = f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {self._m}"
-        found = self._read(f"reading thread {thread_id!r}", sql, (thread_id,))
+    def thread(self, thread_id: str, where: Filter | None = None) -> ThreadRow | None:
+        """The thread's row, or None (also when it does not meet `where`, an auth handler's filter)."""
+        owned, args = self._owned(where)
+        sql = f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {self._m}{owned}"
+        found = self._read(f"reading thread {thread_id!r}", sql, (thread_id, *args))
         return _thread(found[0]) if found else None
 
-    def patch_thread(self, thread_id: str, metadata: dict[str, Any]) -> ThreadRow | None:
-        """Merge `metadata` into the thread's (a key given again is replaced); None if there is no thread."""
+    def patch_thread(
+        self, thread_id: str, metadata: dict[str, Any], where: Filter | None = None
+    ) -> ThreadRow | None:
+        """Merge `metadata` into the thread's (a key given again is replaced); None if none meets `where`."""
         m = self._m
+        owned, args = self._owned(where)
 
         def work(conn: Any) -> ThreadRow | None:
             found = conn.execute(
-                f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}{self._lock}",
-                (thread_id,),
+                f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}{owned}{self._lock}",
+                (thread_id, *args),
             ).fetchone()
             if found is None:
                 return None
@@ -178,21 +202,28 @@ class Tables:
         return result
 
     def threads(
-        self, *, status: str | None, ids: Sequence[str] | None, sort: tuple[str, str], limit: int
+        self,
+        *,
+        status: str | None,
+        ids: Sequence[str] | None,
+        sort: tuple[str, str],
+        limit: int,
+        where: Filter | None = None,
     ) -> list[ThreadRow]:
-        """Threads with that status (and among `ids`), sorted by `sort` (column, order), at most `limit`."""
+        """Threads with that status (among `ids`, meeting `where`), sorted by `sort`, at most `limit`."""
         column, order = sort
         if column not in _SORTS or order not in ("asc", "desc"):
             raise ConfigError(f"cannot sort threads by {column!r} {order!r}")
-        where, args = ["1 = 1"], list[Any]()
+        owned, args = self._condition(where)
+        where_sql = [owned]
         if status is not None:
-            where.append(f"status = {self._m}")
+            where_sql.append(f"status = {self._m}")
             args.append(status)
         if ids is not None:
-            where.append(f"thread_id IN ({', '.join([self._m] * len(ids))})" if ids else "1 = 0")
+            where_sql.append(f"thread_id IN ({', '.join([self._m] * len(ids))})" if ids else "1 = 0")
             args.extend(ids)
         sql = (
-            f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE {' AND '.join(where)}"
+            f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE {' AND '.join(where_sql)}"
             f" ORDER BY {column} {order.upper()}, thread_id LIMIT {self._m}"
         )
         return [_thread(r) for r in self._read("listing threads", sql, (*args, limit))]
@@ -211,13 +242,20 @@ class Tables:
 
     # -- steps inside the queue's transactions ---------------------------------------------------
 
-    def thread_in(
-        self, conn: Any, thread_id: str, *, create: bool, stamp: float, metadata: dict[str, Any] | None = None
+    def thread_in(  # noqa: PLR0913 - the thread, and how to make or find it: keyword-only
+        self,
+        conn: Any,
+        thread_id: str,
+        *,
+        create: bool,
+        stamp: float,
+        metadata: dict[str, Any] | None = None,
+        where: Filter | None = None,
     ) -> ThreadRow:
-        """The thread's row (made first when `create`: `if_not_exists="create"`, with `metadata`).
+        """The thread's row (made first with `metadata` when `create`: `if_not_exists="create"`).
 
         Raises:
-            LookupError: the thread does not exist and `create` is False.
+            LookupError: the thread does not exist (or does not meet `where`) and `create` is False.
         """
         m = self._m
         if create:
@@ -227,8 +265,10 @@ class Tables:
                 " ON CONFLICT (thread_id) DO NOTHING",
                 (thread_id, orjson.dumps(metadata or {}).decode(), stamp, stamp),
             )
+        owned, args = self._owned(where)
         found = conn.execute(
-            f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}", (thread_id,)
+            f"SELECT {_THREAD} FROM actorgraph_server_threads WHERE thread_id = {m}{owned}",
+            (thread_id, *args),
         ).fetchone()
         if found is None:
             raise LookupError(thread_id)

@@ -9,8 +9,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from actorgraph.server._access import allowed
 from actorgraph.server._body import ApiError, check_id, json_body, query_int
-from actorgraph.server._context import Json, Server, server_of
+from actorgraph.server._context import Json, Server, server_of, thread_of
 from actorgraph.server._execute import new_id
 from actorgraph.server._models import (
     HistoryRequest,
@@ -21,6 +22,7 @@ from actorgraph.server._models import (
     ThreadPatch,
     ThreadSearch,
 )
+from actorgraph.server._owners import Filter
 from actorgraph.server._state import empty_state, status_of, thread_json
 from actorgraph.server._tables import ThreadRow
 
@@ -38,8 +40,10 @@ async def create(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, ThreadCreate, server.limits)
     thread_id = body.thread_id or new_id()
+    value = {"thread_id": thread_id, "metadata": dict(body.metadata or {}), "if_exists": body.if_exists}
+    access = await allowed(request, "threads", "create", value)
     row = await run_in_threadpool(
-        server.tables.put_thread, thread_id, body.metadata or {}, if_exists=body.if_exists
+        server.tables.put_thread, thread_id, access.metadata(), if_exists=body.if_exists, where=access.where
     )
     if row is None:
         raise ApiError(409, f"thread {thread_id} exists already (send if_exists='do_nothing' to get it)")
@@ -66,8 +70,7 @@ def _supersteps(server: Server, row: ThreadRow, supersteps: list[dict[str, Any]]
 
 
 async def get(request: Request) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "read")
     return Json(await run_in_threadpool(_shown, server, row))
 
 
@@ -75,12 +78,12 @@ def _contains(found: Any, wanted: Mapping[str, Any]) -> bool:
     return isinstance(found, Mapping) and all(k in found and found[k] == v for k, v in wanted.items())
 
 
-def _search(server: Server, body: ThreadSearch | ThreadCount) -> list[dict[str, Any]]:
+def _search(server: Server, body: ThreadSearch | ThreadCount, where: Filter | None) -> list[dict[str, Any]]:
     ids = getattr(body, "ids", None)
     sort = (getattr(body, "sort_by", "created_at"), getattr(body, "sort_order", "desc"))
     filtered = bool(body.metadata or body.values)
     wanted = body.offset + body.limit if isinstance(body, ThreadSearch) and not filtered else _SCAN
-    rows = server.tables.threads(status=body.status, ids=ids, sort=sort, limit=wanted)
+    rows = server.tables.threads(status=body.status, ids=ids, sort=sort, limit=wanted, where=where)
     if body.metadata:
         rows = [r for r in rows if _contains(r.metadata, body.metadata)]
     shown = [_shown(server, r) for r in rows] if not isinstance(body, ThreadCount) or body.values else []
@@ -93,31 +96,44 @@ def _search(server: Server, body: ThreadSearch | ThreadCount) -> list[dict[str, 
     return shown[body.offset :]
 
 
+def _searched(body: ThreadSearch | ThreadCount) -> dict[str, Any]:
+    """What `threads.search` handlers are given (LangGraph's `ThreadsSearch`: metadata always a dict)."""
+    shown = body.model_dump(mode="json", include={"status", "limit", "offset", "ids"})
+    return {**shown, "metadata": dict(body.metadata or {}), "values": dict(body.values or {})}
+
+
 async def search(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, ThreadSearch, server.limits)
-    return Json(await run_in_threadpool(_search, server, body))
+    access = await allowed(request, "threads", "search", _searched(body))
+    return Json(await run_in_threadpool(_search, server, body, access.where))
 
 
 async def count(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, ThreadCount, server.limits)
-    return Json(len(await run_in_threadpool(_search, server, body)))
+    access = await allowed(request, "threads", "search", _searched(body))
+    return Json(len(await run_in_threadpool(_search, server, body, access.where)))
 
 
 async def patch(request: Request) -> Response:
     server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    thread_id = check_id(request.path_params["thread_id"], "thread_id")
     body = await json_body(request, ThreadPatch, server.limits)
-    changed = await run_in_threadpool(server.tables.patch_thread, row.thread_id, body.metadata)
+    access = await allowed(
+        request, "threads", "update", {"thread_id": thread_id, "metadata": dict(body.metadata)}
+    )
+    row = await server.thread(thread_id, access.where)
+    changed = await run_in_threadpool(
+        server.tables.patch_thread, row.thread_id, access.metadata(), access.where
+    )
     if changed is None:
         raise ApiError(404, f"thread {row.thread_id} not found")
     return Json(await run_in_threadpool(_shown, server, changed))
 
 
 async def delete(request: Request) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "delete")
     for run in await run_in_threadpool(
         server.runs.queue.runs_of, row.thread_id, states=("queued", "running")
     ):
@@ -132,10 +148,10 @@ async def delete(request: Request) -> Response:
 
 
 async def copy(request: Request) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "read")
     target = new_id()
-    copied = await run_in_threadpool(server.tables.put_thread, target, row.metadata, if_exists="raise")
+    made = await allowed(request, "threads", "create", {"thread_id": target, "metadata": dict(row.metadata)})
+    copied = await run_in_threadpool(server.tables.put_thread, target, made.metadata(), if_exists="raise")
     served = server.state.graph_of(row)
     if served is not None:
         await run_in_threadpool(server.state.copy, served, row.thread_id, target)
@@ -144,8 +160,7 @@ async def copy(request: Request) -> Response:
 
 
 async def _state_at(request: Request, checkpoint_id: str | None) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "read")
     served = server.state.graph_of(row)
     snap = await run_in_threadpool(server.state.snapshot, served, row.thread_id, checkpoint_id)
     if served is None or snap is None:
@@ -167,8 +182,7 @@ async def state_at_checkpoint(request: Request) -> Response:
 
 
 async def update_state(request: Request) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "update")
     body = await json_body(request, StateUpdate, server.limits)
     if row.status == "busy":
         raise ApiError(409, f"thread {row.thread_id} has a run going on; update its state when it ended")
@@ -192,8 +206,7 @@ async def update_state(request: Request) -> Response:
 
 
 async def history(request: Request) -> Response:
-    server = server_of(request)
-    row = await server.thread(request.path_params["thread_id"])
+    server, row = await thread_of(request, "read")
     if request.method == "GET":
         limit = query_int(request, "limit", 10, 1, 1000)
         before, metadata = request.query_params.get("before"), None

@@ -42,6 +42,7 @@ from starlette.routing import BaseRoute
 
 from actorgraph._model.errors import ConfigError
 from actorgraph.server._auth import ACTIONS, AuthContext, HTTPException
+from actorgraph.server._models import without_nul
 from actorgraph.server._owners import Filter, FilterError, filter_of
 from actorgraph.server._users import Authenticating, RefusedError, User, refusal
 
@@ -71,8 +72,8 @@ class Access:
         try:
             if not isinstance(found, Mapping):
                 raise TypeError(type(found).__name__)  # noqa: TRY301 - one refusal for every bad shape
-            return dict(orjson.loads(orjson.dumps(dict(found))))
-        except (TypeError, orjson.JSONEncodeError) as exc:
+            return without_nul(dict(orjson.loads(orjson.dumps(dict(found)))))
+        except (TypeError, ValueError, orjson.JSONEncodeError) as exc:
             log.error("the auth handler set %s to something that is not a JSON object: %s", key, exc)  # noqa: TRY400
             raise RefusedError(403, _FAILED) from None
 

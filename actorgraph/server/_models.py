@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from actorgraph.server._webhooks import URL_LONGEST
 
@@ -32,6 +32,7 @@ __all__ = [
     "ThreadCreate",
     "ThreadPatch",
     "ThreadSearch",
+    "without_nul",
 ]
 
 ID_PATTERN: Final = r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$"
@@ -44,6 +45,25 @@ Namespace = Annotated[list[Label], Field(max_length=20)]
 Limit = Annotated[int, Field(ge=1, le=1000)]
 Offset = Annotated[int, Field(ge=0, le=1_000_000)]
 Vertices = Literal["*"] | Annotated[list[Name], Field(max_length=200)]
+
+
+def without_nul(value: dict[str, Any]) -> dict[str, Any]:
+    """Stored metadata is JSON that PostgreSQL's `jsonb` reads (auth filters query it): no NUL character."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and "\x00" in item:
+            msg = "holds a NUL character (\\u0000), which the store cannot search; leave it out"
+            raise ValueError(msg)
+        if isinstance(item, dict):
+            stack.extend([*item.keys(), *item.values()])
+        elif isinstance(item, list):
+            stack.extend(item)
+    return value
+
+
+Metadata = Annotated[dict[str, Any], AfterValidator(without_nul)]
+"""The metadata of a thread or a run, as stored (JSON objects with no NUL character)."""
 
 STREAM_MODES: Final = (
     "values",
@@ -90,7 +110,7 @@ class RunCreate(_Body):
     stream_mode: StreamMode | Annotated[list[StreamMode], Field(max_length=len(STREAM_MODES))] = "values"
     stream_subgraphs: bool = False
     stream_resumable: bool = False
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     config: dict[str, Any] | None = None
     context: Any = None
     checkpoint: CheckpointRef | None = None
@@ -116,7 +136,7 @@ class ThreadCreate(_Body):
     """`POST /threads`: an id (or one is made), metadata, what to do when it exists, first supersteps."""
 
     thread_id: ID | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
     supersteps: Annotated[list[dict[str, Any]], Field(max_length=100)] | None = None
     ttl: Any = None
@@ -125,7 +145,7 @@ class ThreadCreate(_Body):
 class ThreadPatch(_Body):
     """`PATCH /threads/{id}`: metadata merged into the thread's."""
 
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     ttl: Any = None
 
 

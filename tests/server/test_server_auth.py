@@ -181,6 +181,18 @@ def test_what_a_user_makes_is_theirs_and_in_no_one_elses_lists(owned):
     assert len(bob.assistants.search(limit=100)) == 7  # the system assistants are everyone's
 
 
+def test_metadata_every_search_must_read_is_checked_where_it_enters(owned):
+    alice = owned.client(headers=bearer("alice"))
+    for make in (
+        lambda: alice.threads.create(metadata={"note": "a\x00b"}),
+        lambda: alice.runs.wait(None, "counter", input={"n": 1}, metadata={"tags": ["\x00"]}),
+    ):
+        assert "NUL" in refused(make, 422)
+    thread = alice.threads.create()["thread_id"]
+    assert "NUL" in refused(lambda: alice.threads.update(thread, metadata={"\x00": 1}), 422)
+    assert [t["thread_id"] for t in alice.threads.search()] == [thread]  # searching still reads every row
+
+
 def test_refusals_a_client_meets(owned, caplog):
     anonymous = owned.client()
     assert refused(anonymous.threads.search, 401) == "unknown token"
@@ -188,7 +200,11 @@ def test_refusals_a_client_meets(owned, caplog):
         lambda: owned.client(headers={"Authorization": "Bearer forged"}).runs.wait(None, "counter"), 401
     )
     mallory = owned.client(headers=bearer("mallory"))
-    thread = mallory.threads.create()["thread_id"]
+    with caplog.at_level(logging.INFO, logger="actorgraph.server"):
+        thread = mallory.threads.create()["thread_id"]
+    assert any(
+        getattr(r, "user", None) == "mallory" and "by 'mallory'" in r.getMessage() for r in caplog.records
+    )
     assert refused(lambda: mallory.threads.delete(thread), 403) == "mallory may not delete"
     with caplog.at_level(logging.ERROR, logger="actorgraph.server"):
         detail = refused(lambda: mallory.threads.update(thread, metadata={"x": 1}), 403)

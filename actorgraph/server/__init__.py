@@ -27,14 +27,15 @@ thread, so: it binds 127.0.0.1 by default, and `actorgraph server` refuses any
 other address without `--token` or an auth handler (an empty token is refused);
 with a token every request but `/ok` needs it (`Authorization: Bearer` or
 `X-Api-Key`). With an auth handler (`Auth`, LangGraph's custom auth: the
-config's `"auth": {"path": "./auth.py:auth"}`, or `create_app(auth=...)`)
-each request is its user's, and every route asks the handlers what the user may
-do and filters what they see in the store's queries (docs/how-to/serve-many-users.md); it answers
-only requests whose Host is a loopback name or one it was given (400 otherwise:
-DNS rebinding); CORS is off unless origins are named. Every request body is read
-with bounds (size, JSON depth, list sizes) and validated by a pydantic model
-before anything runs; every refusal is a 4xx `{"detail": ...}` naming the
-field, and nothing a route did not expect is answered with a traceback.
+config's `"auth": {"path": "./auth.py:auth"}`, or `create_app(auth=...)`) each
+request is its user's: every route asks the handlers what the user may do, and
+what they see is filtered in the store's own queries
+(docs/how-to/serve-many-users.md). It answers only requests whose Host is a
+loopback name or one it was given (400 otherwise: DNS rebinding); CORS is off
+unless origins are named. Every request body is read with bounds (size, JSON
+depth, list sizes) and validated by a pydantic model before anything runs; every
+refusal is a 4xx `{"detail": ...}` naming the field, and nothing a route did not
+expect is answered with a traceback.
 Webhooks are signed (a secret is required to accept one) and sent only to
 public addresses unless `webhooks.allow` names others, each address checked
 when the request is sent, no redirect followed (`_webhooks.py`).

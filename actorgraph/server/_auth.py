@@ -37,13 +37,13 @@ resources' metadata. The server picks the most specific one (see `_access.py`).
 
 from __future__ import annotations
 
-import http
 import inspect
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeVar
 
-from actorgraph._model.errors import ActorGraphError, ConfigError
+import actorgraph.server._auth_types as _auth_types  # noqa: PLR0402 - the module, not the package: no cycle
+from actorgraph._model.errors import ConfigError
+from actorgraph.server._auth_types import AuthContext, HTTPException
 
 __all__ = ["ACTIONS", "Auth", "AuthContext", "HTTPException"]
 
@@ -56,44 +56,6 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "store": ("put", "get", "search", "delete", "list_namespaces"),
 }
 """The resources handlers guard and the actions on each, as LangGraph names them."""
-
-
-class HTTPException(ActorGraphError):  # noqa: N818 - LangGraph's name, which auth.py files raise
-    """Raised by an auth handler to answer the request with `status_code` (401 by default) and `detail`."""
-
-    def __init__(
-        self, status_code: int = 401, detail: str | None = None, headers: Mapping[str, str] | None = None
-    ) -> None:
-        """Say how to answer: the status (401 unless given), what to tell the client, headers to add."""
-        self.status_code = status_code
-        self.detail = detail if detail is not None else http.HTTPStatus(status_code).phrase
-        self.headers = headers
-        super().__init__(f"{status_code}: {self.detail}")
-
-
-@dataclass(frozen=True, slots=True)
-class AuthContext:
-    """What a handler of `Auth.on` is given as `ctx`: the user, their permissions, the resource and action."""
-
-    permissions: Sequence[str]
-    user: Any
-    resource: str
-    action: str
-
-
-class _Types:
-    """`Auth.types`: the names handlers are annotated with."""
-
-    AuthContext = AuthContext
-    FilterType = dict[str, Any]
-    HandlerResult = None | bool | dict[str, Any]
-    MinimalUserDict = dict[str, Any]
-
-
-class _Exceptions:
-    """`Auth.exceptions`: what a handler raises to answer with a status of its choosing."""
-
-    HTTPException = HTTPException
 
 
 def _check_handler(fn: Any) -> None:
@@ -181,12 +143,37 @@ class _On:
 class Auth:
     """LangGraph's custom auth in the same shape: `@auth.authenticate`, `@auth.on...` handlers.
 
-    The server reads it as it reads `langgraph_sdk.Auth`: its authenticate
-    handler, its handlers by (resource, action), and its global handler.
+    ```python
+    from actorgraph.server import Auth  # or: from langgraph_sdk import Auth
+
+    auth = Auth()
+    TOKENS = {"Bearer t0ken": "alice"}
+
+
+    @auth.authenticate
+    async def who(authorization: str | None) -> str:
+        if authorization not in TOKENS:
+            raise Auth.exceptions.HTTPException(status_code=401, detail="unknown token")
+        return TOKENS[authorization]
+
+
+    @auth.on  # everything; also @auth.on.threads, @auth.on.threads.create, @auth.on.store, ...
+    async def mine(ctx: Auth.types.AuthContext, value: dict) -> dict:
+        value.setdefault("metadata", {})["owner"] = ctx.user.identity
+        return {"owner": ctx.user.identity}  # a filter: what the user sees and touches
+    ```
+
+    Give it to `create_app(auth=...)`, or name it in `langgraph.json`
+    (`"auth": {"path": "./auth.py:auth"}`). The server reads it as it reads
+    `langgraph_sdk.Auth`: its authenticate handler, its handlers by (resource,
+    action), and its global handler. `Auth.types.AuthContext` is what handlers
+    are given as `ctx`; `Auth.exceptions.HTTPException` is what they raise to
+    answer with a status. docs/how-to/serve-many-users.md says what each route
+    asks and what each answer does.
     """
 
-    types = _Types
-    exceptions = _Exceptions
+    types = _auth_types
+    exceptions = _auth_types
 
     def __init__(self) -> None:
         """An object with no handler yet; register them with its decorators."""

@@ -9,7 +9,8 @@
   in constant time; 401 otherwise. A CORS preflight (`OPTIONS`) is let through
   to the CORS middleware, which answers it without reaching a route.
 - Anything a route did not expect is logged and answered 500 `{"detail": ...}`,
-  never with a traceback.
+  never with a traceback. Each request's log line names its user when an auth
+  handler named one.
 """
 
 from __future__ import annotations
@@ -167,16 +168,19 @@ class Caught:
                 await _answer(send, 500, "the server failed to answer this request; its log says why")
         finally:
             seconds = time.monotonic() - started
+            user = getattr(scope.get("user"), "identity", None)  # named by an auth handler, if there is one
             log.info(
-                "%s %s %s (%.3f s)",
+                "%s %s %s (%.3f s)%s",
                 scope.get("method"),
                 scope.get("path"),
                 status,
                 seconds,
+                "" if user is None else f" by {user!r}",
                 extra={
                     "method": scope.get("method"),
                     "path": scope.get("path"),
                     "status": status,
                     "duration": round(seconds, 6),
+                    **({} if user is None else {"user": user}),
                 },
             )

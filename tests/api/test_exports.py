@@ -162,7 +162,7 @@ PUBLIC = {
     "actorgraph.cli": ["main"],
     "actorgraph.web": ["app"],
     "actorgraph.worker": ["Submitted", "run"],
-    "actorgraph.server": ["Cron", "Crons", "Limits", "Webhooks", "create_app"],
+    "actorgraph.server": ["Auth", "Cron", "Crons", "Limits", "Webhooks", "create_app"],
 }
 
 

@@ -26,7 +26,7 @@ __all__ = ["server"]
     ],
 )
 @click.option(
-    "--config", "config", metavar="PATH", help="A langgraph.json: its graphs, dependencies and env."
+    "--config", "config", metavar="PATH", help="A langgraph.json: its graphs, dependencies, env and auth."
 )
 @click.option(
     "-g",
@@ -42,7 +42,7 @@ __all__ = ["server"]
     "--token",
     envvar="ACTORGRAPH_TOKEN",
     metavar="TOKEN",
-    help="The access token every request needs ($ACTORGRAPH_TOKEN); required beyond loopback.",
+    help="The access token every request needs ($ACTORGRAPH_TOKEN); beyond loopback, it or auth is needed.",
 )
 @click.option(
     "--allow-host",
@@ -97,7 +97,7 @@ def server(  # noqa: PLR0913 - one keyword per option, as click passes them
 ) -> int:
     """Serve graphs over the LangGraph Server API, for langgraph-sdk, useStream and agent-chat-ui.
 
-    It binds 127.0.0.1 unless --host says otherwise; another address needs --token.
+    It binds 127.0.0.1 unless --host says otherwise; another address needs --token or auth.
     Threads, runs and the memory store live in --db (SQLite, default actorgraph.db)
     or --dsn (PostgreSQL). Background runs are rows of the store's run queue: this
     server and any `actorgraph worker --config` on the same store take them, and a

@@ -75,6 +75,7 @@ RUNS: dict[str, Example] = {
     "serve_crons.py": Example((), "the cron ran at least 3 times; the client lists the daily cron"),
     "webhooks.py": Example((), "delivered and verified: success {'n': 2}"),
     "webhook_verify.py": Example((), "replayed an hour later: False"),
+    "serve_many_users.py": Example((), "bob reads it: 404 {'detail': 'thread alice-notes not found'}"),
 }
 
 # Pages whose code blocks, in order, are a program a reader can copy and run: imports included.

@@ -31,7 +31,11 @@ from actorgraph.server._users import PUBLIC
 pytestmark = pytest.mark.slow  # each test starts a server (uvicorn, the graphs compiled)
 
 RUN = {"assistant_id": "counter", "input": {"n": 1}}
+CRON = {"assistant_id": "counter", "schedule": "0 9 * * *", "input": {"n": 1}}
 BODIES = {
+    ("POST", "/runs/crons"): CRON,
+    ("POST", "/threads/{thread_id}/runs/crons"): CRON,
+    ("PATCH", "/runs/crons/{cron_id}"): {"schedule": "0 10 * * *"},
     ("POST", "/threads"): {},
     ("PATCH", "/threads/{thread_id}"): {"metadata": {"stolen": True}},
     ("POST", "/threads/{thread_id}/state"): {"values": {"n": 100}},
@@ -74,7 +78,13 @@ def send(http: Http, method: str, path: str, ids: dict[str, str], headers: dict[
     )
 
 
-IDS = {"thread_id": "t-1", "run_id": "r-1", "assistant_id": "counter", "checkpoint_id": "c-1"}
+IDS = {
+    "thread_id": "t-1",
+    "run_id": "r-1",
+    "assistant_id": "counter",
+    "checkpoint_id": "c-1",
+    "cron_id": "k-1",
+}
 
 
 def test_every_route_but_the_public_ones_refuses_a_request_without_credentials(serve_with):

@@ -131,11 +131,9 @@ def create_app(  # noqa: PLR0913 - the graphs, their stores, and who may call: a
     """The ASGI app serving the LangGraph Server API for `graphs`, so that LangGraph's clients drive them.
 
     Args:
-        graphs: graph name -> a `Graph`, a `CompiledGraph` compiled without a
-            checkpointer, an `@entrypoint`, or a function returning one; each is
-            compiled on the server's checkpointer and store.
-        db: the SQLite file of the threads, the runs and the memory store
-            (default `actorgraph.db` when neither `dsn` nor `checkpointer` is given).
+        graphs: graph name -> a `Graph`, a `CompiledGraph` compiled without a checkpointer, an
+            `@entrypoint`, or a function returning one; each compiled on the server's stores.
+        db: the SQLite file of the threads, runs and memory store (default `actorgraph.db`).
         dsn: the PostgreSQL database of them instead.
         checkpointer: a `SqliteCheckpointer` or `PostgresCheckpointer` of the caller's
             instead (the caller closes it; the memory store is then `store`).

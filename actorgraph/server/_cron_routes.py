@@ -6,6 +6,12 @@ the store queues its runs (`_scheduler.py`). A cron is shown as LangGraph's
 server shows one: its ids, schedule and zone, `next_run_date`, `end_time`,
 `enabled`, `on_run_completed`, its metadata, and its `payload` (the run each
 tick queues). Every refusal is a 4xx `{"detail": ...}` naming the field.
+
+With an auth handler each route asks it first (`crons.create`, `read`,
+`update`, `delete`, `search`, as LangGraph's server names them): the metadata
+it leaves is the new cron's, its filter is in every query of the crons'
+table, so another user's cron is a 404 and is in no search; a cron on a
+thread also needs the user's right to run on that thread (`threads.create_run`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from actorgraph.server._access import allowed
 from actorgraph.server._body import ApiError, check_id, json_body, validation_detail
 from actorgraph.server._context import Json, Server, server_of
 from actorgraph.server._cron_models import CronCount, CronCreate, CronPatch, CronSearch
@@ -26,6 +33,7 @@ from actorgraph.server._cron_specs import new_cron, patched, tick_request
 from actorgraph.server._crons import CronFilter, CronTable
 from actorgraph.server._execute import run_input, run_keywords
 from actorgraph.server._graphs import NotFoundError
+from actorgraph.server._users import User
 from actorgraph.server._wire import iso
 
 __all__ = ["ROUTES", "cron_json"]
@@ -85,11 +93,29 @@ async def create(request: Request) -> Response:
     server = server_of(request)
     body = await json_body(request, CronCreate, server.limits, empty=False)
     served = server.assistant(body.assistant_id)
-    thread_id = None
-    if "thread_id" in request.path_params:
-        thread_id = (await server.thread(request.path_params["thread_id"])).thread_id
+    thread_id = request.path_params.get("thread_id")
+    if thread_id is not None:
+        check_id(thread_id, "thread_id")
+        running = await allowed(
+            request, "threads", "create_run", {"thread_id": thread_id, "assistant_id": served.assistant_id}
+        )
+        thread_id = (await server.thread(thread_id, running.where)).thread_id
+    value = {
+        "assistant_id": served.assistant_id,
+        "thread_id": thread_id,
+        "schedule": body.schedule,
+        "metadata": dict(body.metadata or {}),
+    }
+    access = await allowed(request, "crons", "create", value)
+    body = body.model_copy(update={"metadata": access.metadata()})
+    user = request.scope.get("user")
     cron = new_cron(
-        body, graph=served.name, assistant_id=served.assistant_id, thread_id=thread_id, now=time.time()
+        body,
+        graph=served.name,
+        assistant_id=served.assistant_id,
+        thread_id=thread_id,
+        now=time.time(),
+        user_id=user.identity if isinstance(user, User) else None,
     )
     await run_in_threadpool(_table(server).put, _check_run(server, cron))
     _woken(server)
@@ -110,8 +136,9 @@ async def search(request: Request) -> Response:
     """Search crons: by assistant, thread, enabled and metadata, sorted, one page."""
     server = server_of(request)
     body = await json_body(request, CronSearch, server.limits)
+    access = await allowed(request, "crons", "search", _searched(body))
     table, assistant = _table(server), _assistant(server, body.assistant_id)
-    found = CronFilter(assistant, body.thread_id, body.enabled, body.metadata)
+    found = CronFilter(assistant, body.thread_id, body.enabled, body.metadata, access.where)
     sort = (body.sort_by, body.sort_order)
     crons = await run_in_threadpool(
         lambda: table.search(found, sort=sort, limit=body.limit, offset=body.offset)
@@ -125,9 +152,20 @@ async def count(request: Request) -> Response:
     """Count crons: by assistant, thread, enabled and metadata."""
     server = server_of(request)
     body = await json_body(request, CronCount, server.limits)
+    access = await allowed(request, "crons", "search", _searched(body))
     table, assistant = _table(server), _assistant(server, body.assistant_id)
-    found = CronFilter(assistant, body.thread_id, body.enabled, body.metadata)
+    found = CronFilter(assistant, body.thread_id, body.enabled, body.metadata, access.where)
     return Json(await run_in_threadpool(table.count, found))
+
+
+def _searched(body: CronSearch | CronCount) -> dict[str, Any]:
+    """What a search asks for, as the `crons.search` handler is given it."""
+    return {
+        "assistant_id": body.assistant_id,
+        "thread_id": body.thread_id,
+        "enabled": body.enabled,
+        "metadata": dict(body.metadata or {}),
+    }
 
 
 def _cron_id(request: Request) -> str:
@@ -137,7 +175,8 @@ def _cron_id(request: Request) -> str:
 async def get(request: Request) -> Response:
     """A cron by id."""
     server, cron_id = server_of(request), _cron_id(request)
-    cron = await run_in_threadpool(_table(server).get, cron_id)
+    access = await allowed(request, "crons", "read", {"cron_id": cron_id})
+    cron = await run_in_threadpool(_table(server).get, cron_id, access.where)
     if cron is None:
         raise ApiError(404, f"cron {cron_id} not found")
     return Json(cron_json(cron))
@@ -147,9 +186,16 @@ async def patch(request: Request) -> Response:
     """Change a cron: its schedule, zone, end, whether it is enabled, its metadata, its run."""
     server, cron_id = server_of(request), _cron_id(request)
     body = await json_body(request, CronPatch, server.limits, empty=False)
+    value = {"cron_id": cron_id, **({} if body.metadata is None else {"metadata": dict(body.metadata)})}
+    access = await allowed(request, "crons", "update", value)
+    if body.metadata is not None:
+        body = body.model_copy(update={"metadata": access.metadata()})
     now = time.time()
     changed = await run_in_threadpool(
-        _table(server).change, cron_id, lambda cron: _check_run(server, patched(cron, body, now=now))
+        _table(server).change,
+        cron_id,
+        lambda cron: _check_run(server, patched(cron, body, now=now)),
+        access.where,
     )
     if changed is None:
         raise ApiError(404, f"cron {cron_id} not found")
@@ -160,7 +206,8 @@ async def patch(request: Request) -> Response:
 async def delete(request: Request) -> Response:
     """Delete a cron (its runs already queued stay)."""
     server, cron_id = server_of(request), _cron_id(request)
-    if not await run_in_threadpool(_table(server).delete, cron_id):
+    access = await allowed(request, "crons", "delete", {"cron_id": cron_id})
+    if not await run_in_threadpool(_table(server).delete, cron_id, access.where):
         raise ApiError(404, f"cron {cron_id} not found")
     return Response(status_code=204)
 

@@ -35,6 +35,7 @@ from actorgraph._model.errors import CheckpointError, ConfigError, Serialization
 from actorgraph.checkpoint._codec import aad
 from actorgraph.server._cron_rows import COLUMNS as _COLUMNS
 from actorgraph.server._cron_rows import Cron, cron_row, cron_values, seconds
+from actorgraph.server._owners import Filter
 
 __all__ = ["SORTS", "CronFilter", "CronTable"]
 
@@ -69,12 +70,14 @@ class CronFilter:
         thread_id: the crons of that thread.
         enabled: enabled ones, or disabled ones.
         metadata: each key has that value in the cron's metadata.
+        where: an auth handler's filter on the cron's metadata (the crons the user may see).
     """
 
     assistant: str | None = None
     thread_id: str | None = None
     enabled: bool | None = None
     metadata: Mapping[str, Any] | None = None
+    where: Filter | None = None
 
 
 class CronTable:
@@ -144,28 +147,38 @@ class CronTable:
         self.store._write(f"creating cron {cron.cron_id}", lambda conn: conn.execute(sql, values))
         return cron
 
-    def get(self, cron_id: str) -> Cron | None:
-        """The cron, or None (also for a damaged row, which cannot be shown)."""
-        sql = f"SELECT {_COLUMNS} FROM actorgraph_crons WHERE cron_id = {self._m}"
-        found = self.store._read(f"reading cron {cron_id}", sql, (cron_id,))
+    def _owned(self, where: Filter | None) -> tuple[str, list[Any]]:
+        """` AND` an auth handler's filter on the crons' metadata ("" without one), and its parameters."""
+        if where is None:
+            return "", []
+        sql, args = where.sql(self.store.dialect.name, "actorgraph_crons.metadata")
+        return f" AND ({sql})", args
+
+    def get(self, cron_id: str, where: Filter | None = None) -> Cron | None:
+        """The cron if it meets `where`, or None (also for a damaged row, which cannot be shown)."""
+        owned, args = self._owned(where)
+        sql = f"SELECT {_COLUMNS} FROM actorgraph_crons WHERE cron_id = {self._m}{owned}"
+        found = self.store._read(f"reading cron {cron_id}", sql, (cron_id, *args))
         try:
             return self._row(found[0]) if found else None
         except CheckpointError:
             return None
 
-    def change(self, cron_id: str, edit: Callable[[Cron], Cron]) -> Cron | None:
-        """Change a cron in one transaction: `edit` gets it as stored and returns it changed; None if absent.
+    def change(self, cron_id: str, edit: Callable[[Cron], Cron], where: Filter | None = None) -> Cron | None:
+        """Change a cron in one transaction: `edit` gets it as stored and returns it changed.
 
-        `edit` may raise (a `ConfigError` for a change refused): nothing is written then.
+        None if absent (or it does not meet `where`, an auth handler's filter). `edit` may
+        raise (a `ConfigError` for a change refused): nothing is written then.
         """
         m, lock = self._m, " FOR UPDATE" if self._postgres else ""
-        read = f"SELECT {_COLUMNS} FROM actorgraph_crons WHERE cron_id = {m}{lock}"
+        owned, owned_args = self._owned(where)
+        read = f"SELECT {_COLUMNS} FROM actorgraph_crons WHERE cron_id = {m}{owned}{lock}"
         columns = [c.strip() for c in _COLUMNS.split(",")][1:]
         sets = ", ".join(f"{c} = {self._json if c == 'metadata' else m}" for c in columns)
         write = f"UPDATE actorgraph_crons SET {sets} WHERE cron_id = {m}"
 
         def work(conn: Any) -> Cron | None:
-            found = conn.execute(read, (cron_id,)).fetchone()
+            found = conn.execute(read, (cron_id, *owned_args)).fetchone()
             if found is None:
                 return None
             changed = edit(self._row(found))
@@ -175,11 +188,12 @@ class CronTable:
         result: Cron | None = self.store._write(f"changing cron {cron_id}", work)
         return result
 
-    def delete(self, cron_id: str) -> bool:
-        """Delete a cron; False if there was none."""
-        sql = f"DELETE FROM actorgraph_crons WHERE cron_id = {self._m}"
+    def delete(self, cron_id: str, where: Filter | None = None) -> bool:
+        """Delete a cron; False if there was none (or it does not meet `where`, an auth handler's filter)."""
+        owned, args = self._owned(where)
+        sql = f"DELETE FROM actorgraph_crons WHERE cron_id = {self._m}{owned}"
         gone: bool = self.store._write(
-            f"deleting cron {cron_id}", lambda conn: conn.execute(sql, (cron_id,)).rowcount == 1
+            f"deleting cron {cron_id}", lambda conn: conn.execute(sql, (cron_id, *args)).rowcount == 1
         )
         return gone
 
@@ -225,7 +239,8 @@ class CronTable:
             where.append(f"enabled = {m}")
             args.append(int(found.enabled))
         matched, more = self._metadata_match(found.metadata or {})
-        return " AND ".join([*where, *matched]), [*args, *more]
+        owned, owned_args = self._owned(found.where)
+        return " AND ".join([*where, *matched]) + owned, [*args, *more, *owned_args]
 
     def search(
         self,

@@ -213,3 +213,34 @@ def test_refusals_a_client_meets(owned, caplog):
     assert any(r.exc_info and "bug in the handler" in str(r.exc_info[1]) for r in caplog.records)
     assert mallory.threads.get(thread)["metadata"] == {"owner": "mallory"}  # nothing was changed
     assert httpx.get(f"{owned.url}/ok").status_code == 200  # public
+
+
+def test_bob_reaches_none_of_alices_crons_and_changes_nothing(owned):
+    alice, bob = owned.client(headers=bearer("alice")), owned.client(headers=bearer("bob"))
+    thread = alice.threads.create()["thread_id"]
+    daily = alice.crons.create("counter", schedule="0 9 * * *", input={"n": 1}, metadata={"topic": "hers"})
+    on_thread = alice.crons.create_for_thread(thread, "counter", schedule="0 10 * * *", input={"n": 1})
+    assert daily["metadata"] == {"topic": "hers", "owner": "alice"}  # the handler wrote the owner
+    assert daily["user_id"] == "alice"
+    before = alice.crons.search(limit=100)
+    ids = {daily["cron_id"], on_thread["cron_id"]}
+    assert {c["cron_id"] for c in before} == ids
+
+    for cron_id in sorted(ids):
+        refused(lambda c=cron_id: bob.crons.update(c, schedule="* * * * *"))
+        refused(lambda c=cron_id: bob.crons.update(c, enabled=False, metadata={"owner": "bob"}))
+        refused(lambda c=cron_id: bob.crons.delete(c))
+        refused(lambda c=cron_id: bob.http.get(f"/runs/crons/{c}"))
+    refused(lambda: bob.crons.create_for_thread(thread, "counter", schedule="* * * * *"))  # her thread
+    assert bob.crons.search(limit=100) == []
+    assert bob.crons.search(metadata={"owner": "alice"}) == []
+    assert bob.crons.search(thread_id=thread) == []
+    assert bob.crons.count() == 0
+    given = bob.crons.create("counter", schedule="0 8 * * *", metadata={"owner": "alice"})  # cannot give
+    assert given["metadata"]["owner"] == "bob"
+    assert [c["cron_id"] for c in bob.crons.search()] == [given["cron_id"]]
+
+    assert alice.crons.search(limit=100) == before  # nothing of hers changed
+    assert alice.crons.count() == 2
+    alice.crons.delete(daily["cron_id"])
+    assert [c["cron_id"] for c in alice.crons.search()] == [on_thread["cron_id"]]

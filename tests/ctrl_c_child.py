@@ -34,6 +34,9 @@ def tick(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
+    # a terminal's Ctrl-C: the default handler, even when the tests run in a background job (whose
+    # shell ignores SIGINT, which this process would inherit)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     path, how = sys.argv[1], sys.argv[2]
     g: ag.Graph = ag.Graph()
     g.add_vertex("tick", tick)

@@ -69,9 +69,10 @@ class Access:
         found = self.value.get(key)
         if found is None:
             return {}
+        if not isinstance(found, Mapping):
+            log.error("the auth handler set %s to a %s, not a JSON object", key, type(found).__name__)
+            raise RefusedError(403, _FAILED)
         try:
-            if not isinstance(found, Mapping):
-                raise TypeError(type(found).__name__)  # noqa: TRY301 - one refusal for every bad shape
             return without_nul(dict(orjson.loads(orjson.dumps(dict(found)))))
         except (TypeError, ValueError, orjson.JSONEncodeError) as exc:
             log.error("the auth handler set %s to something that is not a JSON object: %s", key, exc)  # noqa: TRY400

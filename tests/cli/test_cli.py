@@ -190,6 +190,9 @@ def test_ctrl_c_stops_the_run_and_resume_finishes_it(sh: Shell) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a terminal's Ctrl-C: the default handler, even when these tests run in a background job
+        # (whose shell ignores SIGINT, which the command would inherit and rightly respect)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509 - no threads yet
     )
     try:
         deadline = time.monotonic() + TIMEOUT

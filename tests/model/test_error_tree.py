@@ -24,6 +24,10 @@ DECODER_INTERNALS = {
     ("_api/files/expr.py", "ValueError"),
     # pydantic's validators must raise ValueError; load() turns it into a located ConfigFileError
     ("_api/files/model.py", "ValueError"),
+    # pydantic's validators again: a request's metadata holding NUL is a 422 naming the field
+    ("server/_models.py", "ValueError"),
+    # raised while a cron's row is read, which cron_row turns into a CheckpointError naming the cron
+    ("server/_cron_rows.py", "ValueError"),
 }
 
 

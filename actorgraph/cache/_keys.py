@@ -32,15 +32,17 @@ from actorgraph._model.errors import SerializationError
 
 __all__ = ["encode"]
 
-HEADER = b"AGk\x02"
-"""The first bytes of every encoding: an earlier version digested serializer bytes (`AGm\\x01`...), so
-no key of this encoding is a key of that one, whatever it was given."""
+HEADER = b"AGk\x03"
+"""The first bytes of every encoding: earlier versions digested serializer bytes (`AGm\\x01`...), then
+tagged text and sets alike (`AGk\\x02`: `""` and `set()` shared a key), so no key of this encoding
+is a key of theirs, whatever they were given."""
 
 _FLOAT = struct.Struct("!d")
 _LONG = struct.Struct("!q")
 _INT64 = 2**63
 _SEQUENCES: dict[type, bytes] = {list: b"l", tuple: b"t"}
 _SETS: dict[type, bytes] = {set: b"s", frozenset: b"f"}
+# Every type's tag is its own (text is "u"): two types sharing one would share the keys of their empty values.
 
 
 class _Refused(Exception):  # noqa: N818 - a signal inside this module, never raised out of it
@@ -80,7 +82,7 @@ def _size(count: int) -> bytes:
 
 def _text(value: str) -> bytes:
     text = value.encode("utf-8", "surrogatepass")  # a lone surrogate is still text of its own
-    return b"s" + _size(len(text)) + text
+    return b"u" + _size(len(text)) + text
 
 
 def _integer(value: int) -> bytes:

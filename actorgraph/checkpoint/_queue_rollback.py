@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from collections.abc import Mapping
 from typing import Any
-
-import orjson
 
 from actorgraph.checkpoint._store import now, unused_blobs
 
 __all__ = ["base_items", "roll_back"]
+
+
+def _json(value: Any) -> str:
+    """Compact JSON text, as orjson writes it (the engine needs no orjson: that is the server extra's)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def base_items(conn: Any, m: str, thread_id: str, base: str | None) -> str:
@@ -41,7 +45,7 @@ def base_items(conn: Any, m: str, thread_id: str, base: str | None) -> str:
     Its task results, whole (a resumed task's result replaces its interrupt's), and its answers' ids.
     """
     if base is None:
-        return orjson.dumps({"writes": {}, "answers": []}).decode()
+        return _json({"writes": {}, "answers": []})
     writes = conn.execute(
         f"SELECT task_id, data, refs FROM actorgraph_writes WHERE thread_id = {m} AND checkpoint_id = {m}",
         (thread_id, base),
@@ -51,20 +55,20 @@ def base_items(conn: Any, m: str, thread_id: str, base: str | None) -> str:
         (thread_id, base),
     ).fetchall()
     kept = {task: [base64.b64encode(bytes(data)).decode(), refs] for task, data, refs in writes}
-    return orjson.dumps({"writes": kept, "answers": [a for (a,) in answers]}).decode()
+    return _json({"writes": kept, "answers": [a for (a,) in answers]})
 
 
 def _kept(text: object) -> tuple[dict[str, tuple[bytes, str]], set[str]] | None:
     """What `base_items` recorded, or None when unreadable (then nothing at the base is touched)."""
     try:
-        found = orjson.loads(text) if isinstance(text, str) else None
+        found = json.loads(text) if isinstance(text, str) else None
         if not isinstance(found, Mapping) or not isinstance(found["writes"], Mapping):
             return None
         writes = {
             str(t): (base64.b64decode(d, validate=True), str(r)) for t, (d, r) in found["writes"].items()
         }
         return writes, {str(a) for a in found["answers"]}
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, binascii.Error):
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, binascii.Error):
         return None
 
 

@@ -335,3 +335,16 @@ def test_serve_without_the_web_extra_says_which_to_install(tmp_path: Path) -> No
     lines = done.stderr.splitlines()
     assert len(lines) == 1, done.stderr
     assert lines[0].endswith('pip install "actorgraph[web]"'), lines
+
+
+SERVER_ONLY = {"orjson", "croniter", "httpx"}  # the server extra's packages that no other extra brings
+
+
+def test_only_the_server_imports_the_server_extras_own_packages() -> None:
+    # a plain install compiled no graph when the run queue imported orjson (found by CI's wheel check)
+    importers = {
+        str(path.relative_to(PACKAGE)): sorted(_module_level_imports(path) & SERVER_ONLY)
+        for path in PACKAGE.rglob("*.py")
+        if "server" not in path.relative_to(PACKAGE).parts[:-1]
+    }
+    assert {path: names for path, names in importers.items() if names} == {}

@@ -11,7 +11,7 @@ server has nothing to do with (`checkpoint_during`, ...) are accepted and ignore
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -42,24 +42,6 @@ RUN_FIELDS: Final = (
 )
 """The fields of a cron's request that make the run each tick queues (its `payload`)."""
 
-CRON_FIELDS: Final = (
-    "cron_id",
-    "assistant_id",
-    "thread_id",
-    "on_run_completed",
-    "end_time",
-    "schedule",
-    "timezone",
-    "created_at",
-    "updated_at",
-    "user_id",
-    "payload",
-    "next_run_date",
-    "metadata",
-    "enabled",
-)
-"""A cron's fields as the API shows them (what a search may `select`)."""
-
 CronField = Literal[
     "cron_id",
     "assistant_id",
@@ -76,6 +58,9 @@ CronField = Literal[
     "metadata",
     "enabled",
 ]
+
+CRON_FIELDS: Final = get_args(CronField)
+"""A cron's fields as the API shows them (what a search may `select`)."""
 
 
 class _Body(BaseModel):

@@ -36,6 +36,7 @@ from actorgraph.checkpoint._codec import aad
 from actorgraph.server._cron_rows import COLUMNS as _COLUMNS
 from actorgraph.server._cron_rows import Cron, cron_row, cron_values, seconds
 from actorgraph.server._owners import Filter
+from actorgraph.server._tables import sql_dialect
 
 __all__ = ["SORTS", "CronFilter", "CronTable"]
 
@@ -89,13 +90,7 @@ class CronTable:
         Raises:
             ConfigError: the checkpointer keeps no SQL database.
         """
-        dialect = getattr(store, "dialect", None)
-        if dialect is None or not hasattr(store, "_write"):
-            msg = (
-                f"crons live in a SQL database: give a SqliteCheckpointer (--db) or a "
-                f"PostgresCheckpointer (--dsn), not a {type(store).__name__}"
-            )
-            raise ConfigError(msg)
+        dialect = sql_dialect(store, "crons live")
         self.store = store
         self._m = dialect.mark
         self._postgres = dialect.name == "PostgreSQL"

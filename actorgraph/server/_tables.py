@@ -31,7 +31,7 @@ from actorgraph._model.errors import ConfigError
 from actorgraph.checkpoint._store import now
 from actorgraph.server._owners import Filter
 
-__all__ = ["BusyError", "Tables", "ThreadRow"]
+__all__ = ["BusyError", "Tables", "ThreadRow", "sql_dialect"]
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS actorgraph_server_threads (
@@ -77,6 +77,22 @@ def _thread(values: Sequence[Any]) -> ThreadRow:
     )
 
 
+def sql_dialect(store: Any, what: str) -> Any:
+    """The SQL dialect of `store`, a `SqliteCheckpointer` or `PostgresCheckpointer` (`what` keeps rows there).
+
+    Raises:
+        ConfigError: the checkpointer keeps no SQL database.
+    """
+    dialect = getattr(store, "dialect", None)
+    if dialect is None or not hasattr(store, "_write"):
+        msg = (
+            f"{what} in a SQL database: give a SqliteCheckpointer (--db) or a PostgresCheckpointer "
+            f"(--dsn), not a {type(store).__name__}"
+        )
+        raise ConfigError(msg)
+    return dialect
+
+
 class Tables:
     """The server's threads and runs in one SQL checkpointer's database (tables made on first use)."""
 
@@ -86,13 +102,7 @@ class Tables:
         Raises:
             ConfigError: the checkpointer keeps no SQL database.
         """
-        dialect = getattr(store, "dialect", None)
-        if dialect is None or not hasattr(store, "_write"):
-            msg = (
-                f"the server keeps its threads and runs in a SQL database: give it a SqliteCheckpointer "
-                f"(--db) or a PostgresCheckpointer (--dsn), not a {type(store).__name__}"
-            )
-            raise ConfigError(msg)
+        dialect = sql_dialect(store, "the server keeps its threads and runs")
         self._store = store
         self._m = dialect.mark
         self._dialect = dialect.name
